@@ -1,0 +1,85 @@
+import { randomBytes } from 'node:crypto';
+import { z } from 'zod';
+
+/** Empty strings count as unset, so `FOO= npm start` means "use the default". */
+const optionalString = z
+  .string()
+  .optional()
+  .transform((v) => (v === undefined || v.trim() === '' ? undefined : v.trim()));
+
+const port = z.coerce.number().int().min(0).max(65535);
+const positiveInt = z.coerce.number().int().positive();
+
+const envSchema = z.object({
+  HOST: optionalString.transform((v) => v ?? '127.0.0.1'),
+  PORT: optionalString.pipe(port.optional()).transform((v) => v ?? 3000),
+  DATABASE_URL: optionalString.pipe(z.url({ protocol: /^postgres(ql)?$/ }).optional()),
+  DATA_DIR: optionalString.transform((v) => v ?? './data'),
+  REDIS_URL: optionalString.pipe(z.url({ protocol: /^rediss?$/ }).optional()),
+  KAFKA_BROKERS: optionalString.transform((v, ctx) => {
+    if (v === undefined) return undefined;
+    const brokers = v.split(',').map((b) => b.trim()).filter(Boolean);
+    if (brokers.length === 0 || brokers.some((b) => !/^[^\s:]+:\d{1,5}$/.test(b))) {
+      ctx.addIssue({ code: 'custom', message: 'expected comma-separated host:port pairs' });
+      return z.NEVER;
+    }
+    return brokers;
+  }),
+  SOURCE_URL: optionalString.pipe(z.url({ protocol: /^https?$/ }).optional()),
+  SOURCE_TIMEOUT_MS: optionalString.pipe(positiveInt.max(600_000).optional()).transform((v) => v ?? 10_000),
+  ADMIN_TOKEN: optionalString.pipe(z.string().min(16, 'must be at least 16 characters').optional()),
+  DOCS_URL: optionalString.pipe(z.url().optional()),
+  LOG_LEVEL: optionalString
+    .pipe(z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional())
+    .transform((v) => v ?? 'info'),
+  /** Load shedding: past either bound new lookups get 503 no_capacity. */
+  MAX_EVENT_LOOP_DELAY_MS: optionalString.pipe(positiveInt.optional()).transform((v) => v ?? 1000),
+  MAX_IN_FLIGHT: optionalString.pipe(positiveInt.optional()).transform((v) => v ?? 2000),
+});
+
+export type Config = {
+  host: string;
+  port: number;
+  databaseUrl?: string;
+  dataDir: string;
+  redisUrl?: string;
+  kafkaBrokers?: string[];
+  sourceUrl?: string;
+  sourceTimeoutMs: number;
+  adminToken: string;
+  /** True when ADMIN_TOKEN was unset and we made one: main prints it once. */
+  adminTokenGenerated: boolean;
+  /** Undefined means `{base_url}/docs`, derived from the listening address. */
+  docsUrl?: string;
+  logLevel: string;
+  maxEventLoopDelayMs: number;
+  maxInFlight: number;
+};
+
+export class ConfigError extends Error {}
+
+/** Validates the environment once at start; a bad value names its variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = envSchema.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${String(i.path[0] ?? '?')}: ${i.message}`);
+    throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
+  }
+  const e = parsed.data;
+  return {
+    host: e.HOST,
+    port: e.PORT,
+    databaseUrl: e.DATABASE_URL,
+    dataDir: e.DATA_DIR,
+    redisUrl: e.REDIS_URL,
+    kafkaBrokers: e.KAFKA_BROKERS,
+    sourceUrl: e.SOURCE_URL?.replace(/\/+$/, ''),
+    sourceTimeoutMs: e.SOURCE_TIMEOUT_MS,
+    adminToken: e.ADMIN_TOKEN ?? `adm_${randomBytes(24).toString('base64url')}`,
+    adminTokenGenerated: e.ADMIN_TOKEN === undefined,
+    docsUrl: e.DOCS_URL?.replace(/\/+$/, ''),
+    logLevel: e.LOG_LEVEL,
+    maxEventLoopDelayMs: e.MAX_EVENT_LOOP_DELAY_MS,
+    maxInFlight: e.MAX_IN_FLIGHT,
+  };
+}
