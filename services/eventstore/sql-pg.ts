@@ -34,6 +34,30 @@ export function createPgSql(connectionString: string, options: { max?: number } 
         client.release();
       }
     },
+    async listen(channel, onMessage, onReconnect) {
+      if (!/^[a-z_][a-z0-9_]*$/.test(channel)) throw new Error(`bad channel name ${channel}`);
+      let client: pg.Client | undefined;
+      let closed = false;
+      const connect = async (isReconnect: boolean): Promise<void> => {
+        const c = new pg.Client({ connectionString });
+        c.on('notification', (n) => n.channel === channel && onMessage(n.payload ?? ''));
+        c.on('error', () => {});
+        c.on('end', () => {
+          if (closed) return;
+          // Keep trying until the database is back; then tell the caller what it may have missed.
+          setTimeout(() => void connect(true).catch(() => c.emit('end')), 500).unref();
+        });
+        await c.connect();
+        await c.query(`LISTEN ${channel}`);
+        client = c;
+        if (isReconnect) onReconnect?.();
+      };
+      await connect(false);
+      return async () => {
+        closed = true;
+        await client?.end().catch(() => {});
+      };
+    },
     async close() {
       await pool.end();
     },

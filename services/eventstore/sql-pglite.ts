@@ -22,6 +22,9 @@ export async function createPgliteSql(dataDir?: string): Promise<Sql> {
     ...wrap(db),
     // PGlite has one connection; its transaction() holds a mutex so transactions run one at a time.
     transaction: <T>(fn: (tx: SqlExecutor) => Promise<T>) => db.transaction((tx) => fn(wrap(tx))),
+    async listen(channel, onMessage) {
+      return db.listen(channel, onMessage);
+    },
     async close() {
       await db.close();
     },

@@ -15,5 +15,10 @@ export interface Sql extends SqlExecutor {
   readonly backend: 'postgres' | 'pglite';
   /** Runs `fn` in one transaction: committed if it resolves, rolled back if it throws. */
   transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T>;
+  /**
+   * Calls `onMessage` for each NOTIFY on `channel` committed by any connection to this database.
+   * `onReconnect` runs after a lost listening connection is back: notifications may have been missed.
+   */
+  listen(channel: string, onMessage: (payload: string) => void, onReconnect?: () => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }

@@ -1,0 +1,155 @@
+import { createHash } from 'node:crypto';
+import { readAllIn, type EventStore } from './event-store';
+import type { SqlExecutor } from './sql';
+import { START, type Checkpoint, type RecordedEvent } from './types';
+
+/**
+ * A checkpointed subscription to the global log. Each batch runs in one transaction: the
+ * handler's writes and the new checkpoint commit together. A transaction-scoped advisory lock
+ * makes sure only one instance works a given subscription at a time.
+ */
+export interface SubscriptionHandler {
+  readonly name: string;
+  handle(tx: SqlExecutor, events: RecordedEvent[]): Promise<void>;
+}
+
+export interface SubscriptionOptions {
+  batchSize?: number;
+  pollIntervalMs?: number;
+  onError?: (err: unknown) => void;
+}
+
+export type BatchOutcome = { kind: 'processed'; count: number; checkpoint: Checkpoint } | { kind: 'idle' } | { kind: 'busy' };
+
+export function subscriptionLockKey(name: string): number {
+  return createHash('sha256').update(`subscription:${name}`).digest().readInt32BE(0);
+}
+
+/** Processes one batch after the stored checkpoint. */
+export async function processBatch(
+  store: EventStore,
+  handler: SubscriptionHandler,
+  batchSize = 500,
+): Promise<BatchOutcome> {
+  return store.sql.transaction(async (tx) => {
+    const { rows: locked } = await tx.query<{ ok: boolean }>('SELECT pg_try_advisory_xact_lock($1) AS ok', [
+      subscriptionLockKey(handler.name),
+    ]);
+    if (!locked[0]?.ok) return { kind: 'busy' } as const;
+    const checkpoint = await readCheckpointIn(tx, handler.name);
+    const events = await readAllIn(tx, checkpoint, batchSize);
+    if (events.length === 0) return { kind: 'idle' } as const;
+    await handler.handle(tx, events);
+    const last = events[events.length - 1]!;
+    const next = { transactionId: last.transactionId, position: last.position };
+    await writeCheckpointIn(tx, handler.name, next);
+    return { kind: 'processed', count: events.length, checkpoint: next } as const;
+  });
+}
+
+/** Runs until everything committed so far is processed (tests, rebuilds, the audit). */
+export async function catchUp(store: EventStore, handler: SubscriptionHandler, batchSize = 500): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const outcome = await processBatch(store, handler, batchSize);
+    if (outcome.kind === 'processed') total += outcome.count;
+    else if (outcome.kind === 'idle') return total;
+    else await sleep(20);
+  }
+}
+
+export interface RunningSubscription {
+  stop(): Promise<void>;
+  /** Resolves once the subscription has processed everything committed before the call. */
+  settled(): Promise<void>;
+}
+
+/** Polls (and wakes early on in-process appends) until stopped. */
+export function startSubscription(
+  store: EventStore,
+  handler: SubscriptionHandler,
+  options: SubscriptionOptions = {},
+): RunningSubscription {
+  const pollIntervalMs = options.pollIntervalMs ?? 200;
+  let stopped = false;
+  let wake: (() => void) | undefined;
+  const unsubscribe = store.onAppended(() => wake?.());
+  let idleWaiters: Array<() => void> = [];
+
+  const loop = (async () => {
+    while (!stopped) {
+      let outcome: BatchOutcome;
+      try {
+        outcome = await processBatch(store, handler, options.batchSize);
+      } catch (err) {
+        options.onError?.(err);
+        outcome = { kind: 'busy' };
+      }
+      if (outcome.kind === 'processed') continue;
+      if (outcome.kind === 'idle') {
+        for (const resolve of idleWaiters) resolve();
+        idleWaiters = [];
+      }
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, pollIntervalMs);
+        wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      wake = undefined;
+    }
+  })();
+
+  return {
+    async stop() {
+      stopped = true;
+      unsubscribe();
+      wake?.();
+      await loop;
+    },
+    settled() {
+      return new Promise<void>((resolve) => {
+        idleWaiters.push(resolve);
+        wake?.();
+      });
+    },
+  };
+}
+
+export async function readCheckpoint(store: EventStore, name: string): Promise<Checkpoint> {
+  return readCheckpointIn(store.sql, name);
+}
+
+async function readCheckpointIn(tx: SqlExecutor, name: string): Promise<Checkpoint> {
+  const { rows } = await tx.query<{ transaction_id: string; position: number }>(
+    'SELECT transaction_id::text AS transaction_id, position FROM subscription_checkpoints WHERE name = $1',
+    [name],
+  );
+  return rows[0] ? { transactionId: rows[0].transaction_id, position: Number(rows[0].position) } : START;
+}
+
+async function writeCheckpointIn(tx: SqlExecutor, name: string, cp: Checkpoint): Promise<void> {
+  await tx.query(
+    `INSERT INTO subscription_checkpoints (name, transaction_id, position, updated_at)
+     VALUES ($1, $2::xid8, $3, now())
+     ON CONFLICT (name) DO UPDATE SET transaction_id = EXCLUDED.transaction_id,
+       position = EXCLUDED.position, updated_at = now()`,
+    [name, cp.transactionId, cp.position],
+  );
+}
+
+/** Back to position 0: the handler's own reset (clearing its tables) runs in the same transaction. */
+export async function resetSubscription(
+  store: EventStore,
+  name: string,
+  clear: (tx: SqlExecutor) => Promise<void>,
+): Promise<void> {
+  await store.sql.transaction(async (tx) => {
+    await tx.query('SELECT pg_advisory_xact_lock($1)', [subscriptionLockKey(name)]);
+    await clear(tx);
+    await tx.query('DELETE FROM subscription_checkpoints WHERE name = $1', [name]);
+  });
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
