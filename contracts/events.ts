@@ -1,0 +1,107 @@
+import { z } from 'zod';
+
+/**
+ * The events of the log: the contract with projections, the audit and analytics consumers.
+ * Bump a type's `schemaVersion` on any change a consumer could notice.
+ */
+const workspaceId = z.string().startsWith('ws_');
+const keyId = z.string().startsWith('key_');
+const requestId = z.string().startsWith('req_');
+const credits = z.number().int().nonnegative();
+
+export const Operation = z.enum(['company', 'domain', 'person_url', 'person_name', 'search']);
+export type Operation = z.infer<typeof Operation>;
+
+export const EVENT_SCHEMAS = {
+  WorkspaceCreated: z.object({
+    workspace_id: workspaceId,
+    name: z.string(),
+    max_concurrency: z.number().int().positive(),
+  }),
+  CreditsGranted: z.object({ workspace_id: workspaceId, amount: z.number().int().positive(), reason: z.string().nullable() }),
+  LimitsChanged: z.object({ workspace_id: workspaceId, max_concurrency: z.number().int().positive() }),
+  ApiKeyCreated: z.object({
+    key_id: keyId,
+    workspace_id: workspaceId,
+    name: z.string().nullable(),
+    prefix: z.string(),
+    key_hash: z.string().regex(/^[0-9a-f]{64}$/),
+    rate_limit_per_minute: z.number().int().positive(),
+  }),
+  ApiKeyRevoked: z.object({ key_id: keyId, workspace_id: workspaceId }),
+  LookupCharged: z.object({
+    workspace_id: workspaceId,
+    request_id: requestId,
+    key_id: keyId,
+    operation: Operation,
+    credits: credits,
+  }),
+  LookupRefunded: z.object({
+    workspace_id: workspaceId,
+    request_id: requestId,
+    key_id: keyId,
+    operation: Operation,
+    credits: credits,
+    /** The error code that was refunded, or `not_found_price` when a not-found costs less. */
+    cause: z.string(),
+  }),
+  LookupCompleted: z.object({
+    workspace_id: workspaceId,
+    request_id: requestId,
+    key_id: keyId,
+    operation: Operation,
+    outcome: z.enum(['success', 'not_found', 'error']),
+    cache_status: z.enum(['HIT', 'MISS', 'REFRESH']).nullable(),
+    credits_charged: credits,
+    error_code: z.string().nullable(),
+  }),
+  ProfileFetched: z.object({
+    entity: z.string(),
+    kind: z.enum(['company', 'person']),
+    data: z.record(z.string(), z.unknown()),
+    content_hash: z.string().startsWith('sha256:'),
+    fetched_at: z.iso.datetime(),
+    aliases: z.array(z.string()),
+  }),
+  ProfileNotFound: z.object({
+    kind: z.enum(['company', 'person']),
+    alias: z.string(),
+    code: z.enum(['not_found', 'unresolvable_id']),
+    reason: z.string(),
+    fetched_at: z.iso.datetime(),
+  }),
+} as const;
+
+export type EventType = keyof typeof EVENT_SCHEMAS;
+export type EventData<T extends EventType> = z.infer<(typeof EVENT_SCHEMAS)[T]>;
+
+export const EVENT_SCHEMA_VERSION: Record<EventType, number> = {
+  WorkspaceCreated: 1,
+  CreditsGranted: 1,
+  LimitsChanged: 1,
+  ApiKeyCreated: 1,
+  ApiKeyRevoked: 1,
+  LookupCharged: 1,
+  LookupRefunded: 1,
+  LookupCompleted: 1,
+  ProfileFetched: 1,
+  ProfileNotFound: 1,
+};
+
+/** A new event, its data checked against the contract before it reaches the log. */
+export function newEvent<T extends EventType>(type: T, data: EventData<T>, requestId?: string) {
+  return {
+    type,
+    data: EVENT_SCHEMAS[type].parse(data),
+    metadata: { schema_version: EVENT_SCHEMA_VERSION[type], ...(requestId ? { request_id: requestId } : {}) },
+  };
+}
+
+export const streams = {
+  workspace: (id: string) => `workspace-${id}`,
+  apiKey: (id: string) => `apikey-${id}`,
+  company: (id: string) => `company-${id}`,
+  person: (publicIdentifier: string) => `person-${publicIdentifier}`,
+  /** Not-found answers have no entity: they live on the stream of the reference that was asked. */
+  notFound: (alias: string) => `notfound-${alias}`,
+};
