@@ -1,0 +1,365 @@
+/**
+ * The one error catalogue of the API (service-spec.md "Errors", decisions.md "Response bodies").
+ * Every HTTP status, `error.type`, retry flag and billing rule is decided here and nowhere else.
+ */
+
+export const ERROR_TYPES = [
+  'invalid_request_error',
+  'authentication_error',
+  'billing_error',
+  'not_found_error',
+  'idempotency_error',
+  'rate_limit_error',
+  'upstream_error',
+  'api_error',
+] as const;
+export type ErrorType = (typeof ERROR_TYPES)[number];
+
+/** never_charged: refused before any charge; not_found_price: the lookup's not-found price (free from cache); refunded: charged, then refunded automatically. */
+export type BillingRule = 'never_charged' | 'not_found_price' | 'refunded';
+
+export interface ErrorCatalogueEntry {
+  readonly status: number;
+  readonly type: ErrorType;
+  readonly retryable: boolean;
+  readonly billing: BillingRule;
+  /** Default human message; it may change, clients build on `code`. */
+  readonly message: string;
+  /**
+   * Seconds advised before a retry when the caller has no better figure. Set exactly for the
+   * statuses that always carry `Retry-After` (429, 503, 504).
+   */
+  readonly defaultRetryAfterSeconds?: number;
+}
+
+export const ERROR_CATALOGUE = {
+  invalid_request: {
+    status: 400,
+    type: 'invalid_request_error',
+    retryable: false,
+    billing: 'never_charged',
+    message: 'The body is not valid JSON or does not match the schema.',
+  },
+  invalid_person_reference: {
+    status: 400,
+    type: 'invalid_request_error',
+    retryable: false,
+    billing: 'never_charged',
+    message: '`url` is not a profile URL or a name, or it is a member id.',
+  },
+  invalid_domain: {
+    status: 400,
+    type: 'invalid_request_error',
+    retryable: false,
+    billing: 'never_charged',
+    message: '`domain` is not a website on a public domain.',
+  },
+  invalid_company_reference: {
+    status: 400,
+    type: 'invalid_request_error',
+    retryable: false,
+    billing: 'never_charged',
+    message: '`url` is not a company reference.',
+  },
+  unauthorized: {
+    status: 401,
+    type: 'authentication_error',
+    retryable: false,
+    billing: 'never_charged',
+    message: 'The API key is missing, malformed or revoked.',
+  },
+  insufficient_credits: {
+    status: 402,
+    type: 'billing_error',
+    retryable: false,
+    billing: 'never_charged',
+    message: 'The workspace balance does not cover the call. Nothing was charged.',
+  },
+  not_found: {
+    status: 404,
+    type: 'not_found_error',
+    retryable: false,
+    billing: 'not_found_price',
+    message: 'No company behind the reference or domain, or no profile at that name.',
+  },
+  unresolvable_id: {
+    status: 404,
+    type: 'not_found_error',
+    retryable: false,
+    billing: 'not_found_price',
+    message: 'No public company page can be found for the numeric id.',
+  },
+  route_not_found: {
+    status: 404,
+    type: 'invalid_request_error',
+    retryable: false,
+    billing: 'never_charged',
+    message: 'No endpoint exists at this method and path.',
+  },
+  idempotency_key_in_use: {
+    status: 409,
+    type: 'idempotency_error',
+    retryable: true,
+    billing: 'never_charged',
+    message: 'A request with this Idempotency-Key is still running.',
+  },
+  idempotency_key_reused: {
+    status: 422,
+    type: 'idempotency_error',
+    retryable: false,
+    billing: 'never_charged',
+    message: 'The Idempotency-Key was used with a different endpoint or body.',
+  },
+  rate_limited: {
+    status: 429,
+    type: 'rate_limit_error',
+    retryable: true,
+    billing: 'never_charged',
+    message: 'Too many requests for this API key. Wait for Retry-After.',
+    defaultRetryAfterSeconds: 1,
+  },
+  concurrency_limited: {
+    status: 429,
+    type: 'rate_limit_error',
+    retryable: true,
+    billing: 'never_charged',
+    message: "Too many of the workspace's lookups are in flight. Retry after Retry-After.",
+    defaultRetryAfterSeconds: 1,
+  },
+  upstream_error: {
+    status: 502,
+    type: 'upstream_error',
+    retryable: true,
+    billing: 'refunded',
+    message: 'The data could not be fetched because of an unexpected error.',
+  },
+  parse_error: {
+    status: 502,
+    type: 'upstream_error',
+    retryable: false,
+    billing: 'refunded',
+    message: 'The data was fetched but could not be read.',
+  },
+  blocked: {
+    status: 503,
+    type: 'upstream_error',
+    retryable: true,
+    billing: 'refunded',
+    message: 'The data cannot be fetched right now. Retry after Retry-After.',
+    defaultRetryAfterSeconds: 30,
+  },
+  source_rate_limited: {
+    status: 503,
+    type: 'upstream_error',
+    retryable: true,
+    billing: 'refunded',
+    message: 'Fetching is being slowed down right now. Retry after Retry-After.',
+    defaultRetryAfterSeconds: 10,
+  },
+  no_capacity: {
+    status: 503,
+    type: 'upstream_error',
+    retryable: true,
+    billing: 'never_charged',
+    message: 'New lookups cannot be taken now. Nothing was charged.',
+    defaultRetryAfterSeconds: 1,
+  },
+  timeout: {
+    status: 504,
+    type: 'upstream_error',
+    retryable: true,
+    billing: 'refunded',
+    message: 'No definitive answer arrived in time.',
+    defaultRetryAfterSeconds: 5,
+  },
+  internal_error: {
+    status: 500,
+    type: 'api_error',
+    retryable: true,
+    billing: 'refunded',
+    message: "A failure on the service's side.",
+  },
+} as const satisfies Record<string, ErrorCatalogueEntry>;
+
+export type ErrorCode = keyof typeof ERROR_CATALOGUE;
+
+/** All codes, in catalogue order (the spec table's order). */
+export const ERROR_CODES = Object.keys(ERROR_CATALOGUE) as [ErrorCode, ...ErrorCode[]];
+
+export function isErrorCode(value: string): value is ErrorCode {
+  return Object.prototype.hasOwnProperty.call(ERROR_CATALOGUE, value);
+}
+
+export function catalogueEntry(code: ErrorCode): ErrorCatalogueEntry {
+  return ERROR_CATALOGUE[code];
+}
+
+/** Statuses on which `Retry-After` is always sent (decisions.md "Limits"). */
+export function statusCarriesRetryAfter(status: number): boolean {
+  return status === 429 || status === 503 || status === 504;
+}
+
+export const DETAIL_ISSUES = [
+  'required',
+  'invalid_type',
+  'too_small',
+  'too_big',
+  'unknown_field',
+  'invalid_json',
+  'unsupported_content_type',
+] as const;
+export type DetailIssue = (typeof DETAIL_ISSUES)[number];
+
+/** One entry of `error.details`: `field` is a body field, `body` for the body as a whole, or `Idempotency-Key`. */
+export interface Detail {
+  field: string;
+  issue: DetailIssue;
+  message: string;
+}
+
+export interface ApiErrorOptions {
+  message?: string;
+  details?: Detail[];
+  reason?: string;
+  retryAfterSeconds?: number;
+  cause?: unknown;
+}
+
+export class ApiError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly type: ErrorType;
+  readonly retryable: boolean;
+  readonly details?: Detail[];
+  readonly reason?: string;
+  readonly retryAfterSeconds?: number;
+
+  constructor(code: ErrorCode, opts: ApiErrorOptions = {}) {
+    const entry: ErrorCatalogueEntry = ERROR_CATALOGUE[code];
+    super(opts.message ?? entry.message, opts.cause === undefined ? undefined : { cause: opts.cause });
+    this.name = 'ApiError';
+    this.code = code;
+    this.status = entry.status;
+    this.type = entry.type;
+    this.retryable = entry.retryable;
+    if (opts.details !== undefined) this.details = opts.details;
+    if (opts.reason !== undefined) this.reason = opts.reason;
+    const retryAfter = opts.retryAfterSeconds ?? entry.defaultRetryAfterSeconds;
+    // Retry-After is a whole number of seconds and never 0 (a 0 would invite a hot retry loop).
+    if (retryAfter !== undefined) this.retryAfterSeconds = Math.max(1, Math.ceil(retryAfter));
+  }
+}
+
+export function isApiError(value: unknown): value is ApiError {
+  return value instanceof ApiError;
+}
+
+/** The `error` object of the error envelope; absent optional keys are omitted, never null. */
+export interface ErrorBody {
+  type: ErrorType;
+  code: ErrorCode;
+  message: string;
+  retryable: boolean;
+  doc_url: string;
+  retry_after_seconds?: number;
+  details?: Detail[];
+  reason?: string;
+}
+
+export function errorDocUrl(docsUrl: string, code: ErrorCode): string {
+  return `${docsUrl.replace(/\/+$/, '')}/errors#${code}`;
+}
+
+export function errorBody(err: ApiError, docsUrl: string): ErrorBody {
+  const body: ErrorBody = {
+    type: err.type,
+    code: err.code,
+    message: err.message,
+    retryable: err.retryable,
+    doc_url: errorDocUrl(docsUrl, err.code),
+  };
+  if (err.retryAfterSeconds !== undefined) body.retry_after_seconds = err.retryAfterSeconds;
+  if (err.details !== undefined) body.details = err.details;
+  if (err.reason !== undefined) body.reason = err.reason;
+  return body;
+}
+
+/** One entry of `GET /v1/errors`. */
+export interface ErrorCatalogueListEntry {
+  code: ErrorCode;
+  status: number;
+  type: ErrorType;
+  retryable: boolean;
+  billing: BillingRule;
+  message: string;
+  doc_url: string;
+}
+
+/** The catalogue as served by `GET /v1/errors`: `{ data: [...] }` in catalogue order. */
+export function errorCatalogueList(docsUrl: string): { data: ErrorCatalogueListEntry[] } {
+  return {
+    data: ERROR_CODES.map((code) => {
+      const entry: ErrorCatalogueEntry = ERROR_CATALOGUE[code];
+      return {
+        code,
+        status: entry.status,
+        type: entry.type,
+        retryable: entry.retryable,
+        billing: entry.billing,
+        message: entry.message,
+        doc_url: errorDocUrl(docsUrl, code),
+      };
+    }),
+  };
+}
+
+const BILLING_TEXT: Record<BillingRule, string> = {
+  never_charged: 'Never charged.',
+  not_found_price:
+    "Charged at the lookup's not-found price (1 credit by company reference or person, 4 by website domain); free when answered from the cache.",
+  refunded: 'Refunded automatically: X-Credits-Charged shows 0.',
+};
+
+export function escapeHtml(text: string): string {
+  return text
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/"/g, '&quot;')
+    .replace(/'/g, '&#39;');
+}
+
+/** The human page behind `error.doc_url`: one element with `id="<code>"` per code. */
+export function renderErrorsDocHtml(docsUrl: string): string {
+  const sections = ERROR_CODES.map((code) => {
+    const entry: ErrorCatalogueEntry = ERROR_CATALOGUE[code];
+    const retryAfter = statusCarriesRetryAfter(entry.status)
+      ? '<p>Sent with a <code>Retry-After</code> header and <code>error.retry_after_seconds</code>.</p>'
+      : '';
+    return `<section id="${code}">
+<h2><code>${code}</code></h2>
+<dl>
+<dt>HTTP status</dt><dd>${entry.status}</dd>
+<dt>error.type</dt><dd><code>${entry.type}</code></dd>
+<dt>Retryable</dt><dd>${entry.retryable ? 'yes' : 'no'}</dd>
+<dt>Billing</dt><dd>${escapeHtml(BILLING_TEXT[entry.billing])}</dd>
+</dl>
+<p>${escapeHtml(entry.message)}</p>
+${retryAfter}
+</section>`;
+  }).join('\n');
+  return `<!doctype html>
+<html lang="en">
+<head><meta charset="utf-8"><title>Errors: Company and Person Lookup API</title></head>
+<body>
+<h1>Errors</h1>
+<p>Every error has the envelope <code>{"error": {type, code, message, retryable, doc_url, retry_after_seconds?, details?, reason?}, "meta": {request_id, credits_charged, credits_remaining}}</code>.
+Build on <code>error.code</code>; the message may change. The same catalogue is served as JSON by <code>GET /v1/errors</code>.</p>
+<p>For <code>invalid_request</code>, <code>error.details</code> lists <code>{field, issue, message}</code> with <code>issue</code> one of
+required, invalid_type, too_small, too_big, unknown_field, invalid_json, unsupported_content_type.</p>
+<p>Back to the <a href="${escapeHtml(docsUrl.replace(/\/+$/, ''))}">documentation</a>.</p>
+${sections}
+</body>
+</html>
+`;
+}
