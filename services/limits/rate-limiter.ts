@@ -1,0 +1,18 @@
+/** Rate-limiter port: one token bucket per key (an API key, or a client IP for keyless calls). */
+export interface RateDecision {
+  allowed: boolean;
+  /** Bucket size: `RateLimit-Limit`. */
+  limit: number;
+  /** Whole tokens left after this request: `RateLimit-Remaining`. */
+  remaining: number;
+  /** Whole seconds until the bucket is full: `RateLimit-Reset`. */
+  resetSeconds: number;
+  /** Whole seconds until one token is back (at least 1) when refused; 0 when allowed. */
+  retryAfterSeconds: number;
+}
+
+export interface RateLimiter {
+  /** Takes one token from `bucketKey`, whose capacity is `perMinute`, refilled evenly over 60 s. */
+  take(bucketKey: string, perMinute: number): Promise<RateDecision>;
+  close(): Promise<void>;
+}
