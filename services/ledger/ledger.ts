@@ -83,15 +83,20 @@ export class Ledger {
   }
 
   async changeLimits(id: string, maxConcurrency: number): Promise<Workspace> {
-    await this.requireWorkspace(id);
-    await this.store.append(streams.workspace(id), [newEvent('LimitsChanged', { workspace_id: id, max_concurrency: maxConcurrency })]);
+    await this.store.transaction(async (tx) => {
+      await lockWorkspace(tx, id);
+      await tx.append(streams.workspace(id), [newEvent('LimitsChanged', { workspace_id: id, max_concurrency: maxConcurrency })]);
+    });
     return (await this.getWorkspace(id))!;
   }
 
   async grantCredits(id: string, amount: number, reason?: string): Promise<{ balance: number }> {
-    await this.requireWorkspace(id);
-    await this.store.append(streams.workspace(id), [newEvent('CreditsGranted', { workspace_id: id, amount, reason: reason ?? null })]);
-    return { balance: (await this.balance(id))! };
+    return this.store.transaction(async (tx) => {
+      await lockWorkspace(tx, id);
+      await tx.append(streams.workspace(id), [newEvent('CreditsGranted', { workspace_id: id, amount, reason: reason ?? null })]);
+      const { rows } = await tx.sql.query<{ balance: number }>('SELECT balance FROM workspaces WHERE id = $1', [id]);
+      return { balance: rows[0]!.balance };
+    });
   }
 
   async createKey(workspaceId: string, input: { name?: string; rateLimitPerMinute?: number }) {
@@ -191,10 +196,20 @@ function completedEvent(cmd: Pick<SettleCommand, 'workspaceId' | 'requestId' | '
   );
 }
 
+/**
+ * Every write that moves a workspace's balance or limits takes its row lock first, before the
+ * stream lock of the append: one lock order, so a charge racing a grant or a refund on another
+ * instance waits instead of deadlocking.
+ */
+async function lockWorkspace(tx: StoreTransaction, workspaceId: string): Promise<number> {
+  const { rows } = await tx.sql.query<{ balance: number }>('SELECT balance FROM workspaces WHERE id = $1 FOR UPDATE', [workspaceId]);
+  if (!rows[0]) throw new UnknownWorkspaceError(workspaceId);
+  return Number(rows[0].balance);
+}
+
 async function chargeIn(tx: StoreTransaction, cmd: ChargeCommand): Promise<ChargeResult> {
-  const { rows } = await tx.sql.query<{ balance: number }>('SELECT balance FROM workspaces WHERE id = $1 FOR UPDATE', [cmd.workspaceId]);
-  if (!rows[0]) throw new UnknownWorkspaceError(cmd.workspaceId);
-  const decision = decideCharge(rows[0].balance, cmd.credits);
+  const balance = await lockWorkspace(tx, cmd.workspaceId);
+  const decision = decideCharge(balance, cmd.credits);
   if (decision.kind === 'insufficient_credits') return decision;
   const events = [
     newEvent('LookupCharged', { workspace_id: cmd.workspaceId, request_id: cmd.requestId, key_id: cmd.keyId, operation: cmd.operation, credits: cmd.credits }, cmd.requestId),
@@ -209,6 +224,7 @@ async function settleIn(tx: StoreTransaction, cmd: SettleCommand): Promise<{ bal
   let refunded = 0;
   const events = [];
   if (cmd.refund) {
+    await lockWorkspace(tx, cmd.workspaceId);
     const { rows } = await tx.sql.query<{ credits: number; refunded_credits: number | null }>(
       'SELECT credits, refunded_credits FROM charges WHERE request_id = $1 FOR UPDATE',
       [cmd.requestId],
