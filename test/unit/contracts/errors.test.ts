@@ -1,0 +1,137 @@
+import { describe, expect, it } from 'vitest';
+import {
+  ApiError,
+  ERROR_CATALOGUE,
+  ERROR_CODES,
+  errorBody,
+  errorCatalogueList,
+  isApiError,
+  isErrorCode,
+  renderErrorsDocHtml,
+  statusCarriesRetryAfter,
+  type ErrorCode,
+} from '../../../contracts/errors';
+import { ErrorObject, ErrorsListResponse } from '../../../contracts/http';
+
+// The spec's table, transcribed row by row: code, HTTP, type, retryable, billing.
+const SPEC_TABLE: [ErrorCode, number, string, boolean, string][] = [
+  ['invalid_request', 400, 'invalid_request_error', false, 'never_charged'],
+  ['invalid_person_reference', 400, 'invalid_request_error', false, 'never_charged'],
+  ['invalid_domain', 400, 'invalid_request_error', false, 'never_charged'],
+  ['invalid_company_reference', 400, 'invalid_request_error', false, 'never_charged'],
+  ['unauthorized', 401, 'authentication_error', false, 'never_charged'],
+  ['insufficient_credits', 402, 'billing_error', false, 'never_charged'],
+  ['not_found', 404, 'not_found_error', false, 'not_found_price'],
+  ['unresolvable_id', 404, 'not_found_error', false, 'not_found_price'],
+  ['route_not_found', 404, 'invalid_request_error', false, 'never_charged'],
+  ['idempotency_key_in_use', 409, 'idempotency_error', true, 'never_charged'],
+  ['idempotency_key_reused', 422, 'idempotency_error', false, 'never_charged'],
+  ['rate_limited', 429, 'rate_limit_error', true, 'never_charged'],
+  ['concurrency_limited', 429, 'rate_limit_error', true, 'never_charged'],
+  ['upstream_error', 502, 'upstream_error', true, 'refunded'],
+  ['parse_error', 502, 'upstream_error', false, 'refunded'],
+  ['blocked', 503, 'upstream_error', true, 'refunded'],
+  ['source_rate_limited', 503, 'upstream_error', true, 'refunded'],
+  ['no_capacity', 503, 'upstream_error', true, 'never_charged'],
+  ['timeout', 504, 'upstream_error', true, 'refunded'],
+  ['internal_error', 500, 'api_error', true, 'refunded'],
+];
+
+describe('ERROR_CATALOGUE', () => {
+  it('holds exactly the 20 codes of the spec table, in its order', () => {
+    expect(ERROR_CODES).toEqual(SPEC_TABLE.map(([code]) => code));
+  });
+
+  it.each(SPEC_TABLE)('%s: %i %s retryable=%s billing=%s', (code, status, type, retryable, billing) => {
+    expect(ERROR_CATALOGUE[code]).toMatchObject({ status, type, retryable, billing });
+    expect(ERROR_CATALOGUE[code].message.length).toBeGreaterThan(0);
+  });
+
+  it('gives every 429, 503 and 504 a default Retry-After, and no other status one', () => {
+    for (const code of ERROR_CODES) {
+      const entry = ERROR_CATALOGUE[code] as { status: number; defaultRetryAfterSeconds?: number };
+      expect(entry.defaultRetryAfterSeconds !== undefined).toBe(statusCarriesRetryAfter(entry.status));
+    }
+    expect(ERROR_CATALOGUE.concurrency_limited.defaultRetryAfterSeconds).toBe(1);
+  });
+
+  it('recognises its own codes only', () => {
+    expect(isErrorCode('timeout')).toBe(true);
+    expect(isErrorCode('toString')).toBe(false);
+    expect(isErrorCode('nope')).toBe(false);
+  });
+});
+
+describe('ApiError', () => {
+  it('takes status, type and retry flag from the catalogue, and its default message', () => {
+    const err = new ApiError('insufficient_credits');
+    expect(err).toBeInstanceOf(Error);
+    expect(isApiError(err)).toBe(true);
+    expect([err.code, err.status, err.type, err.retryable]).toEqual(['insufficient_credits', 402, 'billing_error', false]);
+    expect(err.message).toBe(ERROR_CATALOGUE.insufficient_credits.message);
+    expect(err.details).toBeUndefined();
+    expect(err.reason).toBeUndefined();
+    expect(err.retryAfterSeconds).toBeUndefined();
+  });
+
+  it('keeps a given message, details, reason and cause', () => {
+    const cause = new Error('socket hang up');
+    const err = new ApiError('not_found', { message: 'No company at that slug.', reason: 'no_company', cause });
+    expect(err.message).toBe('No company at that slug.');
+    expect(err.reason).toBe('no_company');
+    expect(err.cause).toBe(cause);
+  });
+
+  it('uses the catalogue Retry-After unless told, and rounds a given one up to whole seconds, at least 1', () => {
+    expect(new ApiError('concurrency_limited').retryAfterSeconds).toBe(1);
+    expect(new ApiError('rate_limited', { retryAfterSeconds: 2.2 }).retryAfterSeconds).toBe(3);
+    expect(new ApiError('rate_limited', { retryAfterSeconds: 0 }).retryAfterSeconds).toBe(1);
+  });
+});
+
+describe('errorBody', () => {
+  const DOCS = 'https://api.example.org/docs';
+
+  it('omits absent optional keys instead of sending null', () => {
+    const body = errorBody(new ApiError('unauthorized'), DOCS);
+    expect(body).toEqual({
+      type: 'authentication_error',
+      code: 'unauthorized',
+      message: ERROR_CATALOGUE.unauthorized.message,
+      retryable: false,
+      doc_url: 'https://api.example.org/docs/errors#unauthorized',
+    });
+    expect(Object.keys(body)).not.toContain('details');
+    expect(ErrorObject.safeParse(body).success).toBe(true);
+  });
+
+  it('carries retry_after_seconds, details and reason when present', () => {
+    const details = [{ field: 'url', issue: 'required' as const, message: '`url` is required.' }];
+    expect(errorBody(new ApiError('invalid_request', { details }), DOCS).details).toEqual(details);
+    expect(errorBody(new ApiError('timeout', { retryAfterSeconds: 7 }), DOCS).retry_after_seconds).toBe(7);
+    expect(errorBody(new ApiError('unresolvable_id', { reason: 'no_public_page' }), DOCS).reason).toBe('no_public_page');
+    for (const code of ERROR_CODES) expect(ErrorObject.safeParse(errorBody(new ApiError(code), DOCS)).success).toBe(true);
+  });
+
+  it('builds doc_url without a doubled slash when the docs URL ends in one', () => {
+    expect(errorBody(new ApiError('timeout'), `${DOCS}/`).doc_url).toBe(`${DOCS}/errors#timeout`);
+  });
+});
+
+describe('errors documentation', () => {
+  it('GET /v1/errors lists every code with its facts, valid against its schema', () => {
+    const list = errorCatalogueList('http://localhost:3000/docs');
+    expect(ErrorsListResponse.safeParse(list).success).toBe(true);
+    expect(list.data.map((e) => e.code)).toEqual(ERROR_CODES);
+    expect(list.data.find((e) => e.code === 'no_capacity')).toMatchObject({ status: 503, billing: 'never_charged' });
+  });
+
+  it('the HTML page has one anchor per code, with its status', () => {
+    const html = renderErrorsDocHtml('http://localhost:3000/docs');
+    for (const [code, status] of SPEC_TABLE) {
+      const section = new RegExp(`<section id="${code}">[\\s\\S]*?<dd>${status}</dd>[\\s\\S]*?</section>`);
+      expect(html).toMatch(section);
+    }
+    expect(html.match(/<section id="/g)).toHaveLength(20);
+  });
+});

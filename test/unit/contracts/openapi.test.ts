@@ -1,0 +1,154 @@
+import { describe, expect, it } from 'vitest';
+import { buildOpenApiDocument, renderDocsIndexHtml } from '../../../contracts/openapi';
+import { ERROR_CATALOGUE, type ErrorCode } from '../../../contracts/errors';
+
+type Json = Record<string, any>;
+const doc = buildOpenApiDocument({ serverUrl: 'https://api.example.org/' }) as Json;
+
+const ENDPOINTS: [string, 'get' | 'post'][] = [
+  ['/v1/company', 'post'],
+  ['/v1/domain', 'post'],
+  ['/v1/person', 'post'],
+  ['/v1/search', 'post'],
+  ['/v1/cache/company', 'post'],
+  ['/v1/cache/domain', 'post'],
+  ['/v1/cache/person', 'post'],
+  ['/v1/cache/stats', 'get'],
+  ['/v1/health', 'get'],
+  ['/v1/pricing', 'get'],
+  ['/v1/openapi.json', 'get'],
+  ['/v1/errors', 'get'],
+];
+
+/** Follows a local `$ref` such as `#/components/schemas/X`. */
+function deref(node: Json): Json {
+  if (typeof node?.$ref !== 'string') return node;
+  return node.$ref
+    .slice(2)
+    .split('/')
+    .reduce((acc: Json, key: string) => acc[key], doc);
+}
+
+describe('buildOpenApiDocument', () => {
+  it('is an OpenAPI 3.1 document of version 1.0.0 with the given server', () => {
+    expect(doc.openapi).toMatch(/^3\.1\.\d+$/);
+    expect(doc.info).toMatchObject({ version: '1.0.0', title: expect.any(String) });
+    expect(doc.servers).toEqual([{ url: 'https://api.example.org' }]);
+  });
+
+  it('survives a JSON round trip (it is served as JSON)', () => {
+    expect(JSON.parse(JSON.stringify(doc))).toEqual(doc);
+  });
+
+  it('holds every public endpoint and nothing else', () => {
+    expect(Object.keys(doc.paths).sort()).toEqual(ENDPOINTS.map(([p]) => p).sort());
+    for (const [path, method] of ENDPOINTS) {
+      expect(doc.paths[path][method], `${method} ${path}`).toBeDefined();
+      expect(doc.paths[path][method].responses['200']).toBeDefined();
+    }
+  });
+
+  it('declares both ways of sending a key and makes the Meta area public', () => {
+    expect(doc.components.securitySchemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' });
+    expect(doc.components.securitySchemes.apiKeyHeader).toMatchObject({ type: 'apiKey', in: 'header', name: 'X-Api-Key' });
+    expect(doc.security).toEqual([{ bearerAuth: [] }, { apiKeyHeader: [] }]);
+    for (const path of ['/v1/health', '/v1/pricing', '/v1/openapi.json', '/v1/errors']) {
+      expect(doc.paths[path].get.security).toEqual([]);
+    }
+  });
+
+  it('documents the status codes of the spec table for each lookup', () => {
+    const expected: Record<string, ErrorCode[]> = {
+      '/v1/company': ['invalid_request', 'invalid_company_reference', 'not_found', 'unresolvable_id'],
+      '/v1/domain': ['invalid_request', 'invalid_domain', 'not_found'],
+      '/v1/person': ['invalid_request', 'invalid_person_reference', 'not_found'],
+    };
+    const common: ErrorCode[] = [
+      'unauthorized',
+      'insufficient_credits',
+      'idempotency_key_in_use',
+      'idempotency_key_reused',
+      'rate_limited',
+      'concurrency_limited',
+      'internal_error',
+      'upstream_error',
+      'parse_error',
+      'blocked',
+      'source_rate_limited',
+      'no_capacity',
+      'timeout',
+    ];
+    for (const [path, own] of Object.entries(expected)) {
+      const responses = doc.paths[path].post.responses;
+      expect(Object.keys(responses).sort()).toEqual(['200', '400', '401', '402', '404', '409', '422', '429', '500', '502', '503', '504']);
+      for (const code of [...own, ...common]) {
+        const response = responses[String(ERROR_CATALOGUE[code].status)];
+        expect(Object.keys(response.content['application/json'].examples), `${path} ${code}`).toContain(code);
+      }
+    }
+    expect(Object.keys(doc.paths['/v1/domain'].post.responses['404'].content['application/json'].examples)).toEqual(['not_found']);
+  });
+
+  it('sends the documented headers: Retry-After on 429/503/504, credits and cache headers on lookup 200s', () => {
+    const company = doc.paths['/v1/company'].post;
+    const ok = Object.keys(company.responses['200'].headers);
+    expect(ok).toEqual(
+      expect.arrayContaining([
+        'X-Request-Id',
+        'RateLimit-Limit',
+        'RateLimit-Remaining',
+        'RateLimit-Reset',
+        'X-Credits-Charged',
+        'X-Credits-Remaining',
+        'X-Cache',
+        'Age',
+        'Idempotent-Replayed',
+      ]),
+    );
+    for (const status of ['429', '503', '504']) expect(Object.keys(company.responses[status].headers)).toContain('Retry-After');
+    expect(Object.keys(company.responses['400'].headers)).not.toContain('Retry-After');
+    expect(Object.keys(doc.paths['/v1/health'].get.responses['200'].headers)).toContain('X-Request-Id');
+  });
+
+  it('takes an optional Idempotency-Key header on the three lookups', () => {
+    for (const path of ['/v1/company', '/v1/domain', '/v1/person']) {
+      const params = doc.paths[path].post.parameters.map(deref);
+      expect(params).toContainEqual(expect.objectContaining({ in: 'header', name: 'Idempotency-Key' }));
+      expect(params.find((p: Json) => p.name === 'Idempotency-Key').required ?? false).toBe(false);
+    }
+  });
+
+  it('generates request schemas from zod: strict, with the max_age bounds', () => {
+    const body = deref(doc.paths['/v1/company'].post.requestBody.content['application/json'].schema);
+    expect(body.additionalProperties).toBe(false);
+    expect(body.required).toEqual(['url']);
+    expect(body.properties.url).toMatchObject({ type: 'string', minLength: 1, maxLength: 2048 });
+    expect(body.properties.max_age).toMatchObject({ type: 'integer', minimum: 0, maximum: 315360000, default: 2592000 });
+  });
+
+  it('links error examples to the docs', () => {
+    const example = doc.paths['/v1/company'].post.responses['401'].content['application/json'].examples.unauthorized.value;
+    expect(example.error.doc_url).toBe('https://api.example.org/docs/errors#unauthorized');
+    expect(example.meta.credits_remaining).toBeNull();
+  });
+
+  it('only refers to components that exist', () => {
+    const refs = JSON.stringify(doc).match(/"\$ref":"[^"]+"/g) ?? [];
+    expect(refs.length).toBeGreaterThan(0);
+    for (const ref of new Set(refs)) {
+      const target = deref({ $ref: ref.slice(8, -1) });
+      expect(target, ref).toBeDefined();
+    }
+  });
+});
+
+describe('renderDocsIndexHtml', () => {
+  it('links authentication, endpoints, pricing and errors', () => {
+    const html = renderDocsIndexHtml();
+    expect(html).toContain('Authorization: Bearer');
+    expect(html).toContain('X-Api-Key');
+    expect(html).toContain('href="/v1/pricing"');
+    expect(html).toContain('href="/docs/errors"');
+    for (const [path] of ENDPOINTS) expect(html).toContain(path);
+  });
+});

@@ -1,0 +1,146 @@
+import { describe, expect, it } from 'vitest';
+import {
+  chargeForOutcome,
+  notFoundPrice,
+  personOperation,
+  pricingTable,
+  refundOwed,
+  requiredBalance,
+  successPrice,
+  type BilledOperation,
+  type PricedOperation,
+} from '../../../services/ledger/pricing';
+import { PricingResponse } from '../../../contracts/http';
+
+const PRICED: PricedOperation[] = ['company', 'domain', 'person_url', 'person_name', 'search'];
+
+describe('price table (decisions.md "Prices")', () => {
+  it.each([
+    ['company', 1, 1],
+    ['domain', 4, 4],
+    ['person_url', 1, 1],
+    ['person_name', 3, 1],
+    ['search', 1, 0],
+    ['cache', 0, 0],
+    ['meta', 0, 0],
+  ] as [BilledOperation, number, number][])('%s: success %i, not-found %i', (op, success, notFound) => {
+    expect(successPrice(op)).toBe(success);
+    expect(notFoundPrice(op)).toBe(notFound);
+  });
+
+  it('a call needs a balance of at least its success price', () => {
+    expect(requiredBalance('domain')).toBe(4);
+    expect(requiredBalance('person_name')).toBe(3);
+    expect(requiredBalance('cache')).toBe(0);
+  });
+
+  it('a person lookup is priced by its reference kind', () => {
+    expect(personOperation('url')).toBe('person_url');
+    expect(personOperation('name')).toBe('person_name');
+  });
+});
+
+describe('chargeForOutcome', () => {
+  it('given a successful live lookup, then the success price is charged', () => {
+    expect(chargeForOutcome('domain', 'success', false)).toBe(4);
+  });
+
+  it('given a cache HIT of a profile, then it is charged like a live one', () => {
+    for (const op of PRICED) expect(chargeForOutcome(op, 'success', true)).toBe(successPrice(op));
+  });
+
+  it('given a definitive not-found fetched live, then the not-found price is charged', () => {
+    expect(chargeForOutcome('company', 'not_found', false)).toBe(1);
+    expect(chargeForOutcome('domain', 'not_found', false)).toBe(4);
+    expect(chargeForOutcome('person_url', 'not_found', false)).toBe(1);
+    expect(chargeForOutcome('person_name', 'not_found', false)).toBe(1);
+  });
+
+  it('given a definitive not-found answered from the cache, then it is free', () => {
+    for (const op of PRICED) expect(chargeForOutcome(op, 'not_found', true)).toBe(0);
+  });
+
+  it('given a failure not caused by the caller, then nothing is kept', () => {
+    for (const op of PRICED) {
+      expect(chargeForOutcome(op, 'failure', false)).toBe(0);
+      expect(chargeForOutcome(op, 'failure', true)).toBe(0);
+    }
+  });
+
+  it('given the cache and Meta areas, then every outcome is free', () => {
+    for (const op of ['cache', 'meta'] as const) {
+      for (const outcome of ['success', 'not_found', 'failure'] as const) expect(chargeForOutcome(op, outcome, false)).toBe(0);
+    }
+  });
+});
+
+describe('refundOwed', () => {
+  it('given the success price was charged up front, when the lookup fails, then all of it comes back', () => {
+    expect(refundOwed(4, 'failure', 'domain')).toBe(4);
+    expect(refundOwed(3, 'failure', 'person_name')).toBe(3);
+  });
+
+  it('given a person-by-name charged 3, when the answer is a live not-found, then 2 come back (not-found price 1)', () => {
+    expect(refundOwed(3, 'not_found', 'person_name')).toBe(2);
+  });
+
+  it('given a domain charged 4, when the answer is a live not-found, then nothing comes back (not-found price 4)', () => {
+    expect(refundOwed(4, 'not_found', 'domain')).toBe(0);
+  });
+
+  it('given a charge, when the not-found came from the cache, then all of it comes back', () => {
+    expect(refundOwed(1, 'not_found', 'company', true)).toBe(1);
+  });
+
+  it('given a success, then nothing comes back', () => {
+    for (const op of PRICED) expect(refundOwed(successPrice(op), 'success', op)).toBe(0);
+  });
+
+  it('never refunds more than was charged, nor a negative amount', () => {
+    expect(refundOwed(0, 'failure', 'domain')).toBe(0);
+    expect(refundOwed(0, 'success', 'domain')).toBe(0);
+    expect(refundOwed(2, 'not_found', 'domain')).toBe(0);
+  });
+});
+
+describe('pricingTable (GET /v1/pricing)', () => {
+  const table = pricingTable();
+
+  it('matches the response schema', () => {
+    expect(PricingResponse.safeParse(table).success).toBe(true);
+  });
+
+  it('lists every priced operation with its endpoint and the prices of the rules above', () => {
+    expect(table.operations.map((o) => o.operation)).toEqual(PRICED);
+    for (const row of table.operations) {
+      expect(row.success_price).toBe(successPrice(row.operation));
+      if (row.not_found_price !== null) expect(row.not_found_price).toBe(notFoundPrice(row.operation));
+    }
+    expect(table.operations.find((o) => o.operation === 'domain')).toMatchObject({
+      endpoint: '/v1/domain',
+      success_price: 4,
+      not_found_price: 4,
+      not_found_free_from_cache: true,
+    });
+    expect(table.operations.find((o) => o.operation === 'search')).toMatchObject({
+      endpoint: '/v1/search',
+      not_found_price: null,
+      not_found_free_from_cache: false,
+    });
+  });
+
+  it('lists the cache and Meta areas at 0', () => {
+    expect(table.free.map((a) => [a.area, a.price])).toEqual([
+      ['cache', 0],
+      ['meta', 0],
+    ]);
+    expect(table.free[0]!.endpoints).toContain('GET /v1/cache/stats');
+    expect(table.free[1]!.endpoints).toContain('GET /v1/pricing');
+  });
+
+  it('returns a fresh copy each time, so a caller cannot alter the table', () => {
+    const first = pricingTable();
+    first.free[0]!.endpoints.push('mutated');
+    expect(pricingTable().free[0]!.endpoints).not.toContain('mutated');
+  });
+});
