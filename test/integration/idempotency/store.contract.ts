@@ -111,12 +111,12 @@ export function idempotencyStoreContract(sql: () => Sql): void {
   });
 
   it("a lapsed lock (dead instance) is taken over, and the old owner's token can't clobber it", async () => {
-    const store = createSqlIdempotencyStore(sql(), { lockTtlMs: 300 });
+    const store = createSqlIdempotencyStore(sql(), { lockTtlMs: 500 });
     const fp = company('acme');
     const dead = await store.begin(ws, 'k', fp);
     if (dead.kind !== 'started') throw new Error(dead.kind);
     expect(await store.begin(ws, 'k', fp)).toEqual({ kind: 'in_use' });
-    await sleep(450);
+    await sleep(650);
     const takeover = await store.begin(ws, 'k', fp);
     if (takeover.kind !== 'started') throw new Error(takeover.kind);
     expect(takeover.token).not.toBe(dead.token);

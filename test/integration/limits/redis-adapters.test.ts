@@ -94,7 +94,7 @@ describe.skipIf(!REDIS_URL)('Redis adapters', () => {
     });
 
     it("a dead instance's slots lapse after the lease; a live one's do not", async () => {
-      const options = { keyPrefix: `${RUN}death:`, leaseMs: 400 };
+      const options = { keyPrefix: `${RUN}death:`, leaseMs: 600 };
       const dying = createRedisConcurrencySlots(a, options);
       const living = createRedisConcurrencySlots(b, options);
       const ws = randomUUID();
@@ -103,7 +103,7 @@ describe.skipIf(!REDIS_URL)('Redis adapters', () => {
       expect(kept).not.toBeNull();
       expect(await living.acquire(ws, 2)).toBeNull();
       await dying.close(); // stops renewing without releasing: what a crash leaves behind
-      await sleep(800);
+      await sleep(1200);
       const taken = await living.acquire(ws, 2); // the dead slot lapsed, the renewed one stayed
       expect(taken).not.toBeNull();
       expect(await living.acquire(ws, 2)).toBeNull();

@@ -77,11 +77,11 @@ export function concurrencyContract(create: () => Promise<ConcurrencyHarness>): 
   });
 
   it('a live holder keeps its slot past the lease by renewing it', async () => {
-    const slots = await h.open({ leaseMs: 300 });
+    const slots = await h.open({ leaseMs: 600 });
     const ws = scope('renewed');
     const handle = await slots.acquire(ws, 1);
     expect(handle).not.toBeNull();
-    await sleep(1000);
+    await sleep(1500); // well past the lease: only renewals keep the slot
     expect(await slots.acquire(ws, 1)).toBeNull();
     await handle!.release();
     expect(await slots.acquire(ws, 1)).not.toBeNull();
