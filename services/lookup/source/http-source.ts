@@ -29,7 +29,7 @@ function failure(code: SourceFailureCode, message: string, retryAfterSeconds?: n
 export function parseRetryAfter(header: string | null, fallback: number, now = Date.now()): number {
   let seconds = Number.NaN;
   if (header !== null && /^\s*\d+\s*$/.test(header)) seconds = Number(header);
-  else if (header !== null && header.trim() !== '') {
+  else if (header !== null && /[a-z]/i.test(header)) {
     const at = Date.parse(header);
     if (!Number.isNaN(at)) seconds = Math.ceil((at - now) / 1000);
   }
