@@ -57,7 +57,7 @@ export const EVENT_SCHEMAS = {
   }),
   ProfileFetched: z.object({
     entity: z.string(),
-    kind: z.enum(['company', 'person']),
+    kind: z.enum(['company', 'person', 'search']),
     data: z.record(z.string(), z.unknown()),
     content_hash: z.string().startsWith('sha256:'),
     fetched_at: z.iso.datetime(),

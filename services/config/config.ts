@@ -7,12 +7,21 @@ const optionalString = z
   .optional()
   .transform((v) => (v === undefined || v.trim() === '' ? undefined : v.trim()));
 
-const port = z.coerce.number().int().min(0).max(65535);
-const positiveInt = z.coerce.number().int().positive();
+/** A whole number within bounds, or the default when unset. */
+const intSetting = (min: number, max: number, fallback: number) =>
+  optionalString.transform((v, ctx) => {
+    if (v === undefined) return fallback;
+    const n = /^\d+$/.test(v) ? Number(v) : NaN;
+    if (!Number.isSafeInteger(n) || n < min || n > max) {
+      ctx.addIssue({ code: 'custom', message: `expected a whole number from ${min} to ${max}, got "${v}"` });
+      return z.NEVER;
+    }
+    return n;
+  });
 
 const envSchema = z.object({
   HOST: optionalString.transform((v) => v ?? '127.0.0.1'),
-  PORT: optionalString.pipe(port.optional()).transform((v) => v ?? 3000),
+  PORT: intSetting(0, 65535, 3000),
   DATABASE_URL: optionalString.pipe(z.url({ protocol: /^postgres(ql)?$/ }).optional()),
   DATA_DIR: optionalString.transform((v) => v ?? './data'),
   REDIS_URL: optionalString.pipe(z.url({ protocol: /^rediss?$/ }).optional()),
@@ -26,15 +35,15 @@ const envSchema = z.object({
     return brokers;
   }),
   SOURCE_URL: optionalString.pipe(z.url({ protocol: /^https?$/ }).optional()),
-  SOURCE_TIMEOUT_MS: optionalString.pipe(positiveInt.max(600_000).optional()).transform((v) => v ?? 10_000),
+  SOURCE_TIMEOUT_MS: intSetting(1, 600_000, 10_000),
   ADMIN_TOKEN: optionalString.pipe(z.string().min(16, 'must be at least 16 characters').optional()),
   DOCS_URL: optionalString.pipe(z.url().optional()),
   LOG_LEVEL: optionalString
     .pipe(z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional())
     .transform((v) => v ?? 'info'),
   /** Load shedding: past either bound new lookups get 503 no_capacity. */
-  MAX_EVENT_LOOP_DELAY_MS: optionalString.pipe(positiveInt.optional()).transform((v) => v ?? 1000),
-  MAX_IN_FLIGHT: optionalString.pipe(positiveInt.optional()).transform((v) => v ?? 2000),
+  MAX_EVENT_LOOP_DELAY_MS: intSetting(1, 60_000, 1000),
+  MAX_IN_FLIGHT: intSetting(1, 1_000_000, 2000),
 });
 
 export type Config = {

@@ -1,6 +1,7 @@
 import { newEvent, streams, type EventData, type Operation } from '../../contracts/events';
 import { generateApiKey, hashApiKey, keyDisplayPrefix, newKeyId, newWorkspaceId } from '../common/ids';
 import type { EventStore, StoreTransaction } from '../eventstore/event-store';
+import type { NewEvent } from '../eventstore/types';
 import type { SqlExecutor } from '../eventstore/sql';
 import { BatchingWriter } from './batching-writer';
 import { decideCharge, decideRefund } from './rules';
@@ -46,7 +47,7 @@ export interface SettleCommand {
   keyId: string;
   operation: Operation;
   /** What the live fetch learned (ProfileFetched / ProfileNotFound), on the entity's stream. */
-  entityEvents?: { stream: string; event: ReturnType<typeof newEvent> }[];
+  entityEvents?: { stream: string; event: NewEvent }[];
   /** Credits that go back: the whole charge for a failure, the difference for a cheaper not-found. */
   refund?: { owed: number; cause: string };
   completed: Omit<EventData<'LookupCompleted'>, 'workspace_id' | 'request_id' | 'key_id' | 'operation'>;
@@ -126,15 +127,18 @@ export class Ledger {
 
   /** Revokes once; revoking again answers with the first revocation. Other instances are told at commit. */
   async revokeKey(keyId: string): Promise<{ id: string; revoked_at: string }> {
-    const found = await this.store.sql.query<{ workspace_id: string; revoked_at: Date | null }>('SELECT workspace_id, revoked_at FROM api_keys WHERE id = $1', [keyId]);
-    const key = found.rows[0];
-    if (!key) throw new UnknownKeyError(keyId);
-    if (!key.revoked_at) {
-      await this.store.transaction(async (tx) => {
-        await tx.append(streams.apiKey(keyId), [newEvent('ApiKeyRevoked', { key_id: keyId, workspace_id: key.workspace_id })]);
-        await tx.sql.query('SELECT pg_notify($1, $2)', [KEY_CHANGES_CHANNEL, keyId]);
-      });
-    }
+    await this.store.transaction(async (tx) => {
+      // Under the row lock, so two concurrent revocations append one ApiKeyRevoked, not two.
+      const found = await tx.sql.query<{ workspace_id: string; revoked_at: Date | null }>(
+        'SELECT workspace_id, revoked_at FROM api_keys WHERE id = $1 FOR UPDATE',
+        [keyId],
+      );
+      const key = found.rows[0];
+      if (!key) throw new UnknownKeyError(keyId);
+      if (key.revoked_at) return;
+      await tx.append(streams.apiKey(keyId), [newEvent('ApiKeyRevoked', { key_id: keyId, workspace_id: key.workspace_id })]);
+      await tx.sql.query('SELECT pg_notify($1, $2)', [KEY_CHANGES_CHANNEL, keyId]);
+    });
     const { rows } = await this.store.sql.query<{ revoked_at: Date }>('SELECT revoked_at FROM api_keys WHERE id = $1', [keyId]);
     return { id: keyId, revoked_at: iso(rows[0]!.revoked_at)! };
   }
