@@ -1,0 +1,125 @@
+import { z } from 'zod';
+import { EVENT_SCHEMAS, EVENT_SCHEMA_VERSION, type EventType } from './events';
+
+/**
+ * The event stream as analytics consumers see it on Kafka: topics, the message value (an envelope
+ * around each event of the log), and JSON Schemas generated from the zod schemas of `events.ts`.
+ * docs/events.md explains keys, ordering and de-duplication.
+ */
+
+export const TOPICS = {
+  ledger: 'lookup.ledger.v1',
+  lookups: 'lookup.lookups.v1',
+  profiles: 'lookup.profiles.v1',
+  keys: 'lookup.keys.v1',
+  /** Events this contract does not know (written by a newer version): published, never dropped. */
+  other: 'lookup.other.v1',
+} as const;
+export type TopicKind = keyof typeof TOPICS;
+
+/** Where each event type goes and which data field is its message key. */
+export const EVENT_ROUTES: Partial<Record<EventType, { topic: Exclude<TopicKind, 'other'>; keyField: string }>> = {
+  WorkspaceCreated: { topic: 'ledger', keyField: 'workspace_id' },
+  CreditsGranted: { topic: 'ledger', keyField: 'workspace_id' },
+  LimitsChanged: { topic: 'ledger', keyField: 'workspace_id' },
+  LookupCharged: { topic: 'ledger', keyField: 'workspace_id' },
+  LookupRefunded: { topic: 'ledger', keyField: 'workspace_id' },
+  LookupCompleted: { topic: 'lookups', keyField: 'workspace_id' },
+  ProfileFetched: { topic: 'profiles', keyField: 'entity' },
+  ProfileNotFound: { topic: 'profiles', keyField: 'alias' },
+  ApiKeyCreated: { topic: 'keys', keyField: 'key_id' },
+  ApiKeyRevoked: { topic: 'keys', keyField: 'key_id' },
+};
+
+/**
+ * Fields of the log that never leave it. `key_hash` is the SHA-256 of a live secret: whoever reads
+ * the topic could test guessed keys against it offline, and no analysis needs it.
+ */
+export const WITHHELD_FIELDS: Partial<Record<EventType, readonly string[]>> = {
+  ApiKeyCreated: ['key_hash'],
+};
+
+/** The `data` of an event as published: the log's schema minus the withheld fields. */
+export function publishedDataSchema(type: EventType): z.ZodObject {
+  const schema: z.ZodObject = EVENT_SCHEMAS[type];
+  const withheld = WITHHELD_FIELDS[type] ?? [];
+  if (withheld.length === 0) return schema;
+  const mask: Record<string, true> & Record<number, never> = {};
+  for (const field of withheld) mask[field] = true;
+  return schema.omit(mask);
+}
+
+/** Stable id of an event, the same on every re-publication: consumers drop duplicates by it. */
+export function eventId(stream: string, version: number): string {
+  return `${stream}:${version}`;
+}
+
+export const PublishedEventEnvelope = z.object({
+  event_id: z.string().min(3).describe('`<stream>:<version>`, unique and stable: the de-duplication key'),
+  position: z.number().int().positive().describe('Insert position in the log (unique; not a total order across transactions)'),
+  stream: z.string().min(1),
+  version: z.number().int().positive().describe('1, 2, 3… within the stream'),
+  type: z.string().min(1),
+  schema_version: z.number().int().positive().nullable().describe('Version of the schema of `type` the event was written with'),
+  data: z.unknown(),
+  metadata: z.looseObject({ request_id: z.string().optional(), schema_version: z.number().int().optional() }),
+  recorded_at: z.iso.datetime().describe('When the event was committed to the log (UTC)'),
+});
+export type PublishedEvent = z.infer<typeof PublishedEventEnvelope>;
+
+/** The full message value of one known event type, `data` included. */
+export function publishedEventSchema(type: EventType) {
+  return PublishedEventEnvelope.extend({
+    type: z.literal(type),
+    schema_version: z.literal(EVENT_SCHEMA_VERSION[type]),
+    data: publishedDataSchema(type),
+  });
+}
+
+/** Kafka headers of every message (all strings). */
+export const HEADERS = {
+  eventId: 'event-id',
+  type: 'type',
+  schemaVersion: 'schema-version',
+  /** Only when a request caused the event. */
+  requestId: 'request-id',
+} as const;
+
+export type JsonSchema = Record<string, unknown>;
+
+function toJsonSchema(schema: z.ZodType): JsonSchema {
+  return z.toJSONSchema(schema, {
+    target: 'draft-2020-12',
+    io: 'output',
+    override: (ctx) => {
+      // zod marks `startsWith` with a format of its own; the `pattern` beside it says the same in
+      // standard JSON Schema, and validators reject formats they do not know.
+      if (ctx.jsonSchema.format === 'starts_with') delete ctx.jsonSchema.format;
+    },
+  }) as JsonSchema;
+}
+
+function describeRoute(type: EventType): string {
+  const route = EVENT_ROUTES[type];
+  const where = route ? `topic ${TOPICS[route.topic]}, key = data.${route.keyField}` : `topic ${TOPICS.other}, key = stream`;
+  const withheld = WITHHELD_FIELDS[type];
+  return `${type} v${EVENT_SCHEMA_VERSION[type]} on ${where}.${withheld ? ` Not published: ${withheld.join(', ')}.` : ''}`;
+}
+
+/**
+ * One JSON Schema per file name: `<EventType>.json` for each known event (the whole message value),
+ * and `envelope.json` for any message, whatever its type (what the fallback topic carries).
+ */
+export function eventJsonSchemas(): Record<string, JsonSchema> {
+  const files: Record<string, JsonSchema> = {
+    'envelope.json': {
+      ...toJsonSchema(PublishedEventEnvelope),
+      title: 'Event envelope',
+      description: 'The value of every message on the lookup.* topics: one event of the log as JSON.',
+    },
+  };
+  for (const type of Object.keys(EVENT_SCHEMAS).sort() as EventType[]) {
+    files[`${type}.json`] = { ...toJsonSchema(publishedEventSchema(type)), title: type, description: describeRoute(type) };
+  }
+  return files;
+}

@@ -1,0 +1,72 @@
+// One valid event of every type, as the log records it, for the relay's unit tests.
+import { EVENT_SCHEMAS, newEvent, streams, type EventData, type EventType } from '../../../contracts/events';
+import type { RecordedEvent } from '../../../services/eventstore/types';
+
+const ws = 'ws_01JTESTWORKSPACE0000000000';
+const key = 'key_01JTESTKEY000000000000000';
+const req = 'req_01JTESTREQUEST00000000000';
+
+export const SAMPLE_DATA: { [T in EventType]?: { stream: string; data: EventData<T>; requestId?: string } } = {
+  WorkspaceCreated: { stream: streams.workspace(ws), data: { workspace_id: ws, name: 'Acme analytics', max_concurrency: 8 } },
+  CreditsGranted: { stream: streams.workspace(ws), data: { workspace_id: ws, amount: 500, reason: null } },
+  LimitsChanged: { stream: streams.workspace(ws), data: { workspace_id: ws, max_concurrency: 4 } },
+  ApiKeyCreated: {
+    stream: streams.apiKey(key),
+    data: { key_id: key, workspace_id: ws, name: 'ci', prefix: 'lk_live_abcd', key_hash: 'a'.repeat(64), rate_limit_per_minute: 600 },
+  },
+  ApiKeyRevoked: { stream: streams.apiKey(key), data: { key_id: key, workspace_id: ws } },
+  LookupCharged: {
+    stream: streams.workspace(ws),
+    data: { workspace_id: ws, request_id: req, key_id: key, operation: 'company', credits: 1 },
+    requestId: req,
+  },
+  LookupRefunded: {
+    stream: streams.workspace(ws),
+    data: { workspace_id: ws, request_id: req, key_id: key, operation: 'company', credits: 1, cause: 'timeout' },
+    requestId: req,
+  },
+  LookupCompleted: {
+    stream: streams.workspace(ws),
+    data: {
+      workspace_id: ws, request_id: req, key_id: key, operation: 'company',
+      outcome: 'success', cache_status: 'MISS', credits_charged: 1, error_code: null,
+    },
+    requestId: req,
+  },
+  ProfileFetched: {
+    stream: streams.company('1337'),
+    data: {
+      entity: 'company:1337', kind: 'company', data: { id: '1337', name: 'Acme Robotics' },
+      content_hash: `sha256:${'b'.repeat(64)}`, fetched_at: '2025-01-02T03:04:05.000Z', aliases: ['acme-robotics', '1337'],
+    },
+    requestId: req,
+  },
+  ProfileNotFound: {
+    stream: streams.notFound('company:nobody'),
+    data: { kind: 'company', alias: 'company:nobody', code: 'not_found', reason: 'no_company', fetched_at: '2025-01-02T03:04:05.000Z' },
+    requestId: req,
+  },
+};
+
+let position = 0;
+
+/** A recorded event of `type` built from its sample (validated by the contract's own `newEvent`). */
+export function recorded<T extends EventType>(type: T, version = 1, overrides: Partial<RecordedEvent> = {}): RecordedEvent {
+  const sample = SAMPLE_DATA[type];
+  if (!sample) throw new Error(`no sample for ${type}: add one to test/unit/relay/samples.ts`);
+  const event = newEvent(type, sample.data as EventData<T>, sample.requestId);
+  position += 1;
+  return {
+    position,
+    stream: sample.stream,
+    version,
+    type: event.type,
+    data: event.data,
+    metadata: event.metadata,
+    transactionId: String(1000 + position),
+    recordedAt: new Date('2025-01-02T03:04:06.789Z'),
+    ...overrides,
+  };
+}
+
+export const ALL_EVENT_TYPES = Object.keys(EVENT_SCHEMAS) as EventType[];
