@@ -68,9 +68,11 @@ export class KeyAuthenticator {
     await this.stopListening?.();
   }
 
-  /** Drops a key from the cache (this instance revoked it, or another one told us). */
-  forget(keyId: string): void {
-    for (const [hash, entry] of this.cache) if (entry.key?.keyId === keyId) this.cache.delete(hash);
+  /** Drops a key, or every key of a workspace, from the cache (revoked, or limits changed). */
+  forget(keyOrWorkspaceId: string): void {
+    for (const [hash, entry] of this.cache) {
+      if (entry.key?.keyId === keyOrWorkspaceId || entry.key?.workspaceId === keyOrWorkspaceId) this.cache.delete(hash);
+    }
   }
 
   async authenticate(key: string): Promise<AuthenticatedKey | null> {

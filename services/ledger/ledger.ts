@@ -87,6 +87,8 @@ export class Ledger {
     await this.store.transaction(async (tx) => {
       await lockWorkspace(tx, id);
       await tx.append(streams.workspace(id), [newEvent('LimitsChanged', { workspace_id: id, max_concurrency: maxConcurrency })]);
+      // Instances cache a key's limits with the key: tell them at commit.
+      await tx.sql.query('SELECT pg_notify($1, $2)', [KEY_CHANGES_CHANNEL, id]);
     });
     return (await this.getWorkspace(id))!;
   }

@@ -50,7 +50,9 @@ export function registerAdminRoutes(app: FastifyInstance, deps: AppDeps) {
 
     admin.patch<{ Params: { id: string } }>('/admin/v1/workspaces/:id', { config }, async (req) => {
       const body = jsonBody(req, WorkspacePatchRequest);
-      return ledger.changeLimits(req.params.id, body.max_concurrency);
+      const workspace = await ledger.changeLimits(req.params.id, body.max_concurrency);
+      deps.authenticator.forget(req.params.id);
+      return workspace;
     });
 
     admin.post<{ Params: { id: string } }>('/admin/v1/workspaces/:id/credits', { config }, async (req, reply) => {
