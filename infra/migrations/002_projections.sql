@@ -47,7 +47,8 @@ CREATE TABLE IF NOT EXISTS charges (
 CREATE TABLE IF NOT EXISTS cache_entities (
   entity       text PRIMARY KEY,
   kind         text NOT NULL,
-  data         jsonb NOT NULL,
+  -- json, not jsonb: a HIT returns the profile with its fields in the order a live fetch gave.
+  data         json NOT NULL,
   content_hash text NOT NULL,
   fetched_at   timestamptz NOT NULL,
   position     bigint NOT NULL
