@@ -6,13 +6,10 @@ import { createRedisConcurrencySlots } from '../../../services/limits/concurrenc
 import type { ConcurrencySlots } from '../../../services/limits/concurrency';
 import { createRedisRateLimiter } from '../../../services/limits/rate-limiter-redis';
 import { concurrencyContract } from '../../unit/limits/concurrency.contract';
+import { serverUrl } from '../../support/servers';
 import { rateLimiterContract } from '../../unit/limits/rate-limiter.contract';
 
-const REDIS_URL = process.env.REDIS_URL;
-if (!REDIS_URL) {
-  if (process.env.CI === 'true') throw new Error('REDIS_URL is not set: the Redis limits suite cannot run under CI');
-  console.warn('SKIPPING Redis rate-limit and concurrency tests: REDIS_URL is not set');
-}
+const REDIS_URL = serverUrl('redis');
 
 // Every key this file writes starts with a prefix of its own, so runs never meet.
 const RUN = `test:${randomUUID()}:`;
