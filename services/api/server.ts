@@ -64,13 +64,13 @@ export async function startServer(config: Config): Promise<RunningServer> {
     if (config.redisUrl) {
       const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 2, enableOfflineQueue: true });
       closers.push(() => redis.quit());
-      limits = { rateLimiter: createRedisRateLimiter(redis), slots: createRedisConcurrencySlots(redis) };
+      limits = { rateLimiter: createRedisRateLimiter(redis), slots: createRedisConcurrencySlots(redis, { leaseMs: config.concurrencyLeaseMs }) };
     } else {
-      limits = { rateLimiter: createMemoryRateLimiter(), slots: createMemoryConcurrencySlots() };
+      limits = { rateLimiter: createMemoryRateLimiter(), slots: createMemoryConcurrencySlots({ leaseMs: config.concurrencyLeaseMs }) };
     }
     closers.push(() => limits.rateLimiter.close(), () => limits.slots.close());
 
-    const idempotency = createSqlIdempotencyStore(sql);
+    const idempotency = createSqlIdempotencyStore(sql, { lockTtlMs: config.idempotencyLockTtlMs });
     const purge = setInterval(() => void idempotency.purgeExpired().catch(() => {}), PURGE_EVERY_MS);
     purge.unref();
     closers.push(async () => clearInterval(purge));

@@ -44,6 +44,20 @@ const envSchema = z.object({
   /** Load shedding: past either bound new lookups get 503 no_capacity. */
   MAX_EVENT_LOOP_DELAY_MS: intSetting(1, 60_000, 1000),
   MAX_IN_FLIGHT: intSetting(1, 1_000_000, 2000),
+  /** A concurrency slot of an instance that died frees after this long without renewal. */
+  CONCURRENCY_LEASE_MS: intSetting(1000, 600_000, 15_000),
+  /** An Idempotency-Key whose request died (instance lost) runs anew after this long. */
+  IDEMPOTENCY_LOCK_TTL_MS: intSetting(1000, 86_400_000, 60_000),
+}).superRefine((e, ctx) => {
+  // The lock is not renewed while its request runs: lapsing while the request still waits on the
+  // source would let a retry run (and charge) a second time.
+  if (e.IDEMPOTENCY_LOCK_TTL_MS <= e.SOURCE_TIMEOUT_MS) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['IDEMPOTENCY_LOCK_TTL_MS'],
+      message: `must be greater than SOURCE_TIMEOUT_MS (${e.SOURCE_TIMEOUT_MS})`,
+    });
+  }
 });
 
 export type Config = {
@@ -63,6 +77,8 @@ export type Config = {
   logLevel: string;
   maxEventLoopDelayMs: number;
   maxInFlight: number;
+  concurrencyLeaseMs: number;
+  idempotencyLockTtlMs: number;
 };
 
 export class ConfigError extends Error {}
@@ -90,5 +106,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: e.LOG_LEVEL,
     maxEventLoopDelayMs: e.MAX_EVENT_LOOP_DELAY_MS,
     maxInFlight: e.MAX_IN_FLIGHT,
+    concurrencyLeaseMs: e.CONCURRENCY_LEASE_MS,
+    idempotencyLockTtlMs: e.IDEMPOTENCY_LOCK_TTL_MS,
   };
 }
