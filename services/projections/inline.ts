@@ -83,22 +83,28 @@ export const keysProjection = projection('api_keys', {
   },
 });
 
-/** The cache index: entity data plus every alias that leads to it, and cached not-founds. */
+/**
+ * The cache index: entity data plus every alias that leads to it, and cached not-founds. An alias
+ * can be written from two streams (an entity's and a not-found's) whose commits may land in either
+ * order; the higher log position wins, so a rebuild in log order gives the same rows.
+ */
 export const cacheProjection = projection('cache_index', {
   async ProfileFetched(tx, e: RecordedEvent<EventData<'ProfileFetched'>>) {
     const d = e.data;
     await tx.query(
       `INSERT INTO cache_entities (entity, kind, data, content_hash, fetched_at, position)
-       VALUES ($1, $2, $3::jsonb, $4, $5, $6)
+       VALUES ($1, $2, $3::json, $4, $5, $6)
        ON CONFLICT (entity) DO UPDATE SET data = EXCLUDED.data, content_hash = EXCLUDED.content_hash,
-         fetched_at = EXCLUDED.fetched_at, position = EXCLUDED.position`,
+         fetched_at = EXCLUDED.fetched_at, position = EXCLUDED.position
+       WHERE cache_entities.position < EXCLUDED.position`,
       [d.entity, d.kind, JSON.stringify(d.data), d.content_hash, d.fetched_at, e.position],
     );
     await tx.query(
       `INSERT INTO cache_aliases (alias, kind, entity, code, reason, fetched_at, position)
        SELECT a, $2, $3, NULL, NULL, $4, $5 FROM unnest($1::text[]) AS a
        ON CONFLICT (alias) DO UPDATE SET entity = EXCLUDED.entity, code = NULL, reason = NULL,
-         fetched_at = EXCLUDED.fetched_at, position = EXCLUDED.position`,
+         fetched_at = EXCLUDED.fetched_at, position = EXCLUDED.position
+       WHERE cache_aliases.position < EXCLUDED.position`,
       [d.aliases, d.kind, d.entity, d.fetched_at, e.position],
     );
   },
@@ -108,7 +114,8 @@ export const cacheProjection = projection('cache_index', {
       `INSERT INTO cache_aliases (alias, kind, entity, code, reason, fetched_at, position)
        VALUES ($1, $2, NULL, $3, $4, $5, $6)
        ON CONFLICT (alias) DO UPDATE SET entity = NULL, code = EXCLUDED.code, reason = EXCLUDED.reason,
-         fetched_at = EXCLUDED.fetched_at, position = EXCLUDED.position`,
+         fetched_at = EXCLUDED.fetched_at, position = EXCLUDED.position
+       WHERE cache_aliases.position < EXCLUDED.position`,
       [d.alias, d.kind, d.code, d.reason, d.fetched_at, e.position],
     );
   },

@@ -5,6 +5,7 @@ import { newEvent, streams } from '../../../contracts/events';
 import { newRequestId } from '../../../services/common/ids';
 import { EventStore } from '../../../services/eventstore/event-store';
 import { migrate } from '../../../services/eventstore/migrate';
+import type { NewEvent } from '../../../services/eventstore/types';
 import type { Sql } from '../../../services/eventstore/sql';
 import { createPgSql } from '../../../services/eventstore/sql-pg';
 import { createPgliteSql } from '../../../services/eventstore/sql-pglite';
@@ -114,7 +115,7 @@ export async function seedWorkload(ledger: Ledger) {
     operation: 'company' | 'domain' | 'person_name',
     credits: number,
     outcome: 'success' | 'not_found' | 'error',
-    extra: { refund?: { owed: number; cause: string }; entityEvents?: ReturnType<typeof profile>[] } = {},
+    extra: { refund?: { owed: number; cause: string }; entityEvents?: Array<{ stream: string; event: NewEvent }> } = {},
   ) => {
     const requestId = newRequestId();
     requests.push(requestId);

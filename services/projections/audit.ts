@@ -1,0 +1,359 @@
+import type { EventData, EventType } from '../../contracts/events';
+import type { EventStore } from '../eventstore/event-store';
+import type { SqlExecutor } from '../eventstore/sql';
+import { catchUp } from '../eventstore/subscription';
+import { START, type Checkpoint, type RecordedEvent } from '../eventstore/types';
+import { readLogPage } from './rebuild';
+import { usageProjection } from './usage';
+
+/**
+ * The audit: a second, independent reading of the log. Pure evolve functions (sharing no code
+ * with the SQL projections) replay every event into memory, and the result is compared with every
+ * projection table, row by row and field by field.
+ */
+
+export interface AuditMismatch {
+  /** The projection table. */
+  projection: string;
+  /** The row: workspace id, key id, ledger position, request id, usage row, entity or alias. */
+  key: string;
+  /** The column; `row` when the whole row is missing (actual null) or extra (expected null). */
+  field: string;
+  /** What the replay says. */
+  expected: unknown;
+  /** What the table holds. */
+  actual: unknown;
+}
+
+export interface AuditReport {
+  ok: boolean;
+  events: number;
+  workspaces: number;
+  mismatches: AuditMismatch[];
+}
+
+/** A damaged table could differ in every row; the report lists the first ones. */
+export const MAX_REPORTED_MISMATCHES = 1000;
+
+// ---------- the replayed model: pure evolve functions ----------
+
+export interface ReplayedWorkspace {
+  name: string;
+  balance: number;
+  max_concurrency: number;
+}
+export interface ReplayedKey {
+  workspace_id: string;
+  rate_limit_per_minute: number;
+  revoked: boolean;
+}
+export interface ReplayedLedgerEntry {
+  workspace_id: string;
+  type: string;
+  credits: number;
+  balance_after: number;
+}
+export interface ReplayedCharge {
+  credits: number;
+  refunded_credits: number | null;
+}
+export interface ReplayedUsage {
+  calls: number;
+  credits_charged: number;
+  credits_refunded: number;
+  errors: number;
+}
+export interface ReplayedAlias {
+  entity: string | null;
+  code: string | null;
+}
+
+/** The event's data, typed by the contract (the type argument names which event it is). */
+const dataOf = <T extends EventType>(e: RecordedEvent, _type: T) => e.data as EventData<T>;
+
+/** The workspace an event concerns, if it is a workspace event. */
+export function workspaceOf(e: RecordedEvent): string | undefined {
+  switch (e.type) {
+    case 'WorkspaceCreated':
+    case 'CreditsGranted':
+    case 'LimitsChanged':
+    case 'LookupCharged':
+    case 'LookupRefunded':
+      return (e.data as { workspace_id: string }).workspace_id;
+    default:
+      return undefined;
+  }
+}
+
+/** A workspace after one of its events. */
+export function evolveWorkspace(ws: ReplayedWorkspace | undefined, e: RecordedEvent): ReplayedWorkspace | undefined {
+  switch (e.type) {
+    case 'WorkspaceCreated': {
+      const d = dataOf(e, 'WorkspaceCreated');
+      return { name: d.name, balance: 0, max_concurrency: d.max_concurrency };
+    }
+    case 'CreditsGranted':
+      return ws && { ...ws, balance: ws.balance + dataOf(e, 'CreditsGranted').amount };
+    case 'LimitsChanged':
+      return ws && { ...ws, max_concurrency: dataOf(e, 'LimitsChanged').max_concurrency };
+    case 'LookupCharged':
+      return ws && { ...ws, balance: ws.balance - dataOf(e, 'LookupCharged').credits };
+    case 'LookupRefunded':
+      return ws && { ...ws, balance: ws.balance + dataOf(e, 'LookupRefunded').credits };
+    default:
+      return ws;
+  }
+}
+
+/** The ledger line a money event writes, given the workspace after it; null for other events. */
+export function ledgerEntryOf(e: RecordedEvent, after: ReplayedWorkspace | undefined): ReplayedLedgerEntry | null {
+  const signed =
+    e.type === 'CreditsGranted' ? dataOf(e, 'CreditsGranted').amount
+    : e.type === 'LookupCharged' ? -dataOf(e, 'LookupCharged').credits
+    : e.type === 'LookupRefunded' ? dataOf(e, 'LookupRefunded').credits
+    : null;
+  if (signed === null) return null;
+  return { workspace_id: workspaceOf(e)!, type: e.type, credits: signed, balance_after: after ? after.balance : Number.NaN };
+}
+
+export function evolveKey(key: ReplayedKey | undefined, e: RecordedEvent): ReplayedKey | undefined {
+  if (e.type === 'ApiKeyCreated') {
+    const d = dataOf(e, 'ApiKeyCreated');
+    return { workspace_id: d.workspace_id, rate_limit_per_minute: d.rate_limit_per_minute, revoked: false };
+  }
+  if (e.type === 'ApiKeyRevoked') return key && { ...key, revoked: true };
+  return key;
+}
+
+export function evolveCharge(charge: ReplayedCharge | undefined, e: RecordedEvent): ReplayedCharge | undefined {
+  if (e.type === 'LookupCharged') return { credits: dataOf(e, 'LookupCharged').credits, refunded_credits: null };
+  if (e.type === 'LookupRefunded') return charge && { ...charge, refunded_credits: dataOf(e, 'LookupRefunded').credits };
+  return charge;
+}
+
+/** The usage row (workspace|day|key|operation) an event counts in, and what it adds. */
+export function usageContribution(e: RecordedEvent): { key: string; add: ReplayedUsage } | null {
+  const zero = { calls: 0, credits_charged: 0, credits_refunded: 0, errors: 0 };
+  let d: { workspace_id: string; key_id: string; operation: string };
+  let add: ReplayedUsage;
+  if (e.type === 'LookupCompleted') {
+    const c = dataOf(e, 'LookupCompleted');
+    d = c;
+    add = { ...zero, calls: 1, errors: c.outcome === 'error' ? 1 : 0 };
+  } else if (e.type === 'LookupCharged') {
+    const c = dataOf(e, 'LookupCharged');
+    d = c;
+    add = { ...zero, credits_charged: c.credits };
+  } else if (e.type === 'LookupRefunded') {
+    const c = dataOf(e, 'LookupRefunded');
+    d = c;
+    add = { ...zero, credits_refunded: c.credits };
+  } else return null;
+  const day = e.recordedAt.toISOString().slice(0, 10);
+  return { key: usageKey(d.workspace_id, day, d.key_id, d.operation), add };
+}
+
+export const usageKey = (workspaceId: string, day: string, keyId: string, operation: string) =>
+  `${workspaceId}|${day}|${keyId}|${operation}`;
+
+export function addUsage(row: ReplayedUsage | undefined, add: ReplayedUsage): ReplayedUsage {
+  const base = row ?? { calls: 0, credits_charged: 0, credits_refunded: 0, errors: 0 };
+  return {
+    calls: base.calls + add.calls,
+    credits_charged: base.credits_charged + add.credits_charged,
+    credits_refunded: base.credits_refunded + add.credits_refunded,
+    errors: base.errors + add.errors,
+  };
+}
+
+/** The aliases an event points somewhere: every alias of a fetched profile, or one not-found. */
+export function aliasesOf(e: RecordedEvent): Array<[string, ReplayedAlias]> {
+  if (e.type === 'ProfileFetched') {
+    const d = dataOf(e, 'ProfileFetched');
+    return d.aliases.map((alias) => [alias, { entity: d.entity, code: null }]);
+  }
+  if (e.type === 'ProfileNotFound') {
+    const d = dataOf(e, 'ProfileNotFound');
+    return [[d.alias, { entity: null, code: d.code }]];
+  }
+  return [];
+}
+
+/** Everything the log says the projections should hold. */
+export class ReplayState {
+  readonly workspaces = new Map<string, ReplayedWorkspace>();
+  readonly keys = new Map<string, ReplayedKey>();
+  readonly ledger = new Map<number, ReplayedLedgerEntry>();
+  readonly charges = new Map<string, ReplayedCharge>();
+  readonly usage = new Map<string, ReplayedUsage>();
+  readonly keyLastUsed = new Map<string, number>();
+  readonly entities = new Map<string, string>();
+  readonly aliases = new Map<string, ReplayedAlias>();
+
+  /**
+   * Events must come in position order (each stream's own order). `countUsage` is false for
+   * events the usage subscription has not reached yet: its tables may lag the log.
+   */
+  apply(e: RecordedEvent, countUsage: boolean): void {
+    const workspaceId = workspaceOf(e);
+    if (workspaceId !== undefined) {
+      const after = evolveWorkspace(this.workspaces.get(workspaceId), e);
+      if (after) this.workspaces.set(workspaceId, after);
+      const entry = ledgerEntryOf(e, after);
+      if (entry) this.ledger.set(e.position, entry);
+    }
+    if (e.type === 'ApiKeyCreated' || e.type === 'ApiKeyRevoked') {
+      const keyId = (e.data as { key_id: string }).key_id;
+      const key = evolveKey(this.keys.get(keyId), e);
+      if (key) this.keys.set(keyId, key);
+    }
+    if (e.type === 'LookupCharged' || e.type === 'LookupRefunded') {
+      const requestId = (e.data as { request_id: string }).request_id;
+      const charge = evolveCharge(this.charges.get(requestId), e);
+      if (charge) this.charges.set(requestId, charge);
+    }
+    if (countUsage) {
+      const usage = usageContribution(e);
+      if (usage) this.usage.set(usage.key, addUsage(this.usage.get(usage.key), usage.add));
+      if (e.type === 'LookupCompleted') {
+        const keyId = dataOf(e, 'LookupCompleted').key_id;
+        this.keyLastUsed.set(keyId, Math.max(this.keyLastUsed.get(keyId) ?? 0, e.recordedAt.getTime()));
+      }
+    }
+    if (e.type === 'ProfileFetched') {
+      const d = dataOf(e, 'ProfileFetched');
+      this.entities.set(d.entity, d.content_hash);
+    }
+    for (const [alias, target] of aliasesOf(e)) this.aliases.set(alias, target);
+  }
+}
+
+// ---------- comparison ----------
+
+type Rows = Map<string, Record<string, unknown>>;
+
+/** Missing rows, extra rows and every differing field, in key order. */
+export function compareRows(projection: string, expected: Rows, actual: Rows): AuditMismatch[] {
+  const out: AuditMismatch[] = [];
+  const keys = [...new Set([...expected.keys(), ...actual.keys()])].sort();
+  for (const key of keys) {
+    const want = expected.get(key);
+    const have = actual.get(key);
+    if (!want || !have) {
+      out.push({ projection, key, field: 'row', expected: want ?? null, actual: have ?? null });
+      continue;
+    }
+    for (const field of Object.keys(want)) {
+      if (!Object.is(want[field], have[field])) out.push({ projection, key, field, expected: want[field], actual: have[field] });
+    }
+  }
+  return out;
+}
+
+function mapOf<V>(entries: Iterable<[string | number, V]>, row: (v: V) => Record<string, unknown>): Rows {
+  const out: Rows = new Map();
+  for (const [k, v] of entries) out.set(String(k), row(v));
+  return out;
+}
+
+async function tableRows(tx: SqlExecutor, query: string, keyOf: (row: Record<string, unknown>) => string): Promise<Rows> {
+  const { rows } = await tx.query<Record<string, unknown>>(query);
+  const out: Rows = new Map();
+  for (const row of rows) out.set(keyOf(row), row);
+  return out;
+}
+
+function atOrBefore(e: RecordedEvent, checkpoint: Checkpoint): boolean {
+  const tx = BigInt(e.transactionId);
+  const cp = BigInt(checkpoint.transactionId);
+  return tx < cp || (tx === cp && e.position <= checkpoint.position);
+}
+
+/**
+ * Replays the whole log and compares every projection table with the replay. The usage
+ * subscription is caught up first; the log and the tables are then read in one snapshot
+ * (REPEATABLE READ), so writes committing meanwhile cannot show up as mismatches, and the usage
+ * tables are compared with exactly the events their checkpoint covers.
+ * On the embedded database (one connection) other work waits while the audit runs.
+ */
+export async function audit(store: EventStore, onProgress?: (done: number) => void): Promise<AuditReport> {
+  await catchUp(store, usageProjection);
+  return store.sql.transaction(async (tx) => {
+    await tx.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY');
+    const { rows: cp } = await tx.query<{ transaction_id: string; position: number }>(
+      'SELECT transaction_id::text AS transaction_id, position FROM subscription_checkpoints WHERE name = $1',
+      [usageProjection.name],
+    );
+    const usageCheckpoint: Checkpoint = cp[0] ? { transactionId: cp[0].transaction_id, position: Number(cp[0].position) } : START;
+
+    const state = new ReplayState();
+    let events = 0;
+    for (let after = 0; ; ) {
+      const page = await readLogPage(tx, after);
+      if (page.length === 0) break;
+      for (const e of page) state.apply(e, atOrBefore(e, usageCheckpoint));
+      events += page.length;
+      after = page[page.length - 1]!.position;
+      onProgress?.(events);
+    }
+
+    const mismatches = [
+      ...compareRows(
+        'workspaces',
+        mapOf(state.workspaces, (w) => ({ name: w.name, balance: w.balance, max_concurrency: w.max_concurrency })),
+        await tableRows(tx, 'SELECT id, name, balance, max_concurrency FROM workspaces', (r) => String(r.id)),
+      ),
+      ...compareRows(
+        'api_keys',
+        mapOf(state.keys, (k) => ({ workspace_id: k.workspace_id, rate_limit_per_minute: k.rate_limit_per_minute, revoked: k.revoked })),
+        await tableRows(tx, 'SELECT id, workspace_id, rate_limit_per_minute, revoked_at IS NOT NULL AS revoked FROM api_keys', (r) => String(r.id)),
+      ),
+      ...compareRows(
+        'ledger_entries',
+        mapOf(state.ledger, (l) => ({ workspace_id: l.workspace_id, type: l.type, credits: l.credits, balance_after: l.balance_after })),
+        await tableRows(tx, 'SELECT position, workspace_id, type, credits, balance_after FROM ledger_entries', (r) => String(r.position)),
+      ),
+      ...compareRows(
+        'charges',
+        mapOf(state.charges, (c) => ({ credits: c.credits, refunded_credits: c.refunded_credits })),
+        await tableRows(tx, 'SELECT request_id, credits, refunded_credits FROM charges', (r) => String(r.request_id)),
+      ),
+      ...compareRows(
+        'usage_daily',
+        mapOf(state.usage, (u) => ({ ...u })),
+        await tableRows(
+          tx,
+          'SELECT workspace_id, day::text AS day, key_id, operation, calls, credits_charged, credits_refunded, errors FROM usage_daily',
+          (r) => usageKey(String(r.workspace_id), String(r.day), String(r.key_id), String(r.operation)),
+        ),
+      ),
+      ...compareRows(
+        'key_last_used',
+        mapOf(state.keyLastUsed, (t) => ({ last_used_at: new Date(t).toISOString() })),
+        new Map(
+          [...(await tableRows(tx, 'SELECT key_id, last_used_at FROM key_last_used', (r) => String(r.key_id)))].map(([k, r]) => [
+            k,
+            { last_used_at: new Date(r.last_used_at as string | Date).toISOString() },
+          ]),
+        ),
+      ),
+      ...compareRows(
+        'cache_entities',
+        mapOf(state.entities, (hash) => ({ content_hash: hash })),
+        await tableRows(tx, 'SELECT entity, content_hash FROM cache_entities', (r) => String(r.entity)),
+      ),
+      ...compareRows(
+        'cache_aliases',
+        mapOf(state.aliases, (a) => ({ entity: a.entity, code: a.code })),
+        await tableRows(tx, 'SELECT alias, entity, code FROM cache_aliases', (r) => String(r.alias)),
+      ),
+    ];
+
+    return {
+      ok: mismatches.length === 0,
+      events,
+      workspaces: state.workspaces.size,
+      mismatches: mismatches.slice(0, MAX_REPORTED_MISMATCHES),
+    };
+  });
+}

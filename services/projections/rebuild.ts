@@ -1,0 +1,89 @@
+import type { EventStore, InlineProjection } from '../eventstore/event-store';
+import type { SqlExecutor } from '../eventstore/sql';
+import { catchUp, resetSubscription } from '../eventstore/subscription';
+import type { RecordedEvent } from '../eventstore/types';
+import { INLINE_PROJECTIONS, INLINE_TABLES } from './inline';
+import { usageProjection } from './usage';
+
+const PAGE_SIZE = 1000;
+
+interface EventRow {
+  position: number;
+  stream: string;
+  version: number;
+  type: string;
+  data: unknown;
+  metadata: Record<string, unknown> | null;
+  transaction_id: string;
+  recorded_at: Date | string;
+}
+
+/**
+ * Every event that `executor` can see, after `afterPosition`, in position order. Positions of one
+ * stream are allocated under that stream's lock, so they follow the order in which the stream's
+ * events committed; every projection row derives from one stream, so position order reproduces
+ * what the inline projections saw at append time. (The subscriptions' global order, by
+ * transaction id, may put a batch that committed later before an earlier commit on the same
+ * workspace, which would replay balances in the wrong order.)
+ */
+export async function readLogPage(executor: SqlExecutor, afterPosition: number, limit = PAGE_SIZE): Promise<RecordedEvent[]> {
+  const { rows } = await executor.query<EventRow>(
+    `SELECT position, stream, version, type, data, metadata, transaction_id::text AS transaction_id, recorded_at
+       FROM events WHERE position > $1 ORDER BY position LIMIT $2`,
+    [afterPosition, limit],
+  );
+  return rows.map((row) => ({
+    position: Number(row.position),
+    stream: row.stream,
+    version: Number(row.version),
+    type: row.type,
+    data: row.data,
+    metadata: row.metadata ?? {},
+    transactionId: row.transaction_id,
+    recordedAt: row.recorded_at instanceof Date ? row.recorded_at : new Date(row.recorded_at),
+  }));
+}
+
+export interface RebuildResult {
+  /** Events replayed through the inline projections. */
+  events: number;
+  /** Events the usage subscription processed after its reset. */
+  usageEvents: number;
+}
+
+/**
+ * Empties every projection table and replays the whole log through the same projection code.
+ * The inline tables are rebuilt in one transaction holding exclusive locks on them, so appends
+ * that write to them wait and land on the rebuilt rows; the usage subscription is reset (its
+ * tables emptied, checkpoint removed) and caught up.
+ */
+export async function rebuildProjections(
+  store: EventStore,
+  projections: readonly InlineProjection[] = INLINE_PROJECTIONS,
+): Promise<RebuildResult> {
+  const tables = projections.flatMap((p) => {
+    const owned = INLINE_TABLES[p.name];
+    if (!owned) throw new Error(`inline projection ${p.name} has no entry in INLINE_TABLES`);
+    return owned;
+  });
+
+  const events = await store.sql.transaction(async (tx) => {
+    await tx.query(`LOCK TABLE ${tables.join(', ')} IN ACCESS EXCLUSIVE MODE`);
+    await tx.query(`TRUNCATE ${tables.join(', ')}`);
+    let replayed = 0;
+    let after = 0;
+    for (;;) {
+      const page = await readLogPage(tx, after);
+      if (page.length === 0) return replayed;
+      for (const projection of projections) await projection.apply(tx, page);
+      replayed += page.length;
+      after = page[page.length - 1]!.position;
+    }
+  });
+
+  await resetSubscription(store, usageProjection.name, async (tx) => {
+    await tx.query(`TRUNCATE ${usageProjection.tables.join(', ')}`);
+  });
+  const usageEvents = await catchUp(store, usageProjection);
+  return { events, usageEvents };
+}
