@@ -39,10 +39,21 @@ interface CachedKey {
 }
 
 /**
+ * Revoked keys, shared by every instance (Redis), so a revocation holds on the very next request
+ * anywhere: the NOTIFY below reaches other instances asynchronously, a moment after the revoke has
+ * already been answered. A mark only needs to outlive the cache entries it overrides.
+ */
+export interface RevocationMarks {
+  mark(keyId: string, ttlMs: number): Promise<void>;
+  isMarked(keyId: string): Promise<boolean>;
+}
+
+/**
  * Key checks without a database round trip in steady state: answers are cached in process and
  * dropped the moment any instance revokes a key (PostgreSQL NOTIFY, sent in the revoke
- * transaction). Entries also expire, a safety net for a missed notification; while the
- * listening connection is down the cache is bypassed.
+ * transaction). With revocation marks, a cached valid key is also checked against them (one
+ * Redis read), which closes the window before the notification arrives. Entries also expire, a
+ * safety net for a missed notification; while the listening connection is down the cache is bypassed.
  */
 export class KeyAuthenticator {
   private readonly cache = new Map<string, CachedKey>();
@@ -51,7 +62,7 @@ export class KeyAuthenticator {
 
   constructor(
     private readonly sql: Sql,
-    private readonly options: { ttlMs?: number; unknownTtlMs?: number; maxEntries?: number } = {},
+    private readonly options: { ttlMs?: number; unknownTtlMs?: number; maxEntries?: number; marks?: RevocationMarks } = {},
   ) {}
 
   async start(): Promise<void> {
@@ -68,6 +79,20 @@ export class KeyAuthenticator {
     await this.stopListening?.();
   }
 
+  /**
+   * After a revocation committed here: this instance refuses the key at once, the others from
+   * their next request on (the mark), without waiting for the notification.
+   */
+  async revoked(keyId: string): Promise<void> {
+    this.forget(keyId);
+    // Twice the longest a valid key stays cached: an entry filled just before the commit expires first.
+    await this.options.marks?.mark(keyId, 2 * this.validTtlMs());
+  }
+
+  private validTtlMs(): number {
+    return this.options.ttlMs ?? 60_000;
+  }
+
   /** Drops a key, or every key of a workspace, from the cache (revoked, or limits changed). */
   forget(keyOrWorkspaceId: string): void {
     for (const [hash, entry] of this.cache) {
@@ -79,7 +104,11 @@ export class KeyAuthenticator {
     const hash = hashApiKey(key);
     const now = Date.now();
     const cached = this.cache.get(hash);
-    if (this.listening && cached && cached.expiresAt > now) return cached.key;
+    if (this.listening && cached && cached.expiresAt > now) {
+      if (!cached.key || !this.options.marks) return cached.key;
+      // Unreadable marks count as a mark: the database then decides.
+      if (!(await this.options.marks.isMarked(cached.key.keyId).catch(() => true))) return cached.key;
+    }
     const { rows } = await this.sql.query<{ id: string; workspace_id: string; rate_limit_per_minute: number; revoked_at: Date | null; max_concurrency: number }>(
       `SELECT k.id, k.workspace_id, k.rate_limit_per_minute, k.revoked_at, w.max_concurrency
          FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id WHERE k.key_hash = $1`,
@@ -90,7 +119,7 @@ export class KeyAuthenticator {
       ? { keyId: row.id, workspaceId: row.workspace_id, rateLimitPerMinute: row.rate_limit_per_minute, maxConcurrency: row.max_concurrency }
       : null;
     if (this.cache.size >= (this.options.maxEntries ?? 100_000)) this.cache.clear();
-    this.cache.set(hash, { key: found, expiresAt: now + (found ? (this.options.ttlMs ?? 60_000) : (this.options.unknownTtlMs ?? 2_000)) });
+    this.cache.set(hash, { key: found, expiresAt: now + (found ? this.validTtlMs() : (this.options.unknownTtlMs ?? 2_000)) });
     return found;
   }
 }

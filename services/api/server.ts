@@ -21,6 +21,7 @@ import { startRelay } from '../relay/relay';
 import { startSandbox } from '../sandbox/server';
 import { buildApp } from './app';
 import { KeyAuthenticator } from './auth';
+import { createRedisRevocationMarks } from './revocation-marks-redis';
 
 export interface RunningServer {
   app: FastifyInstance;
@@ -56,14 +57,15 @@ export async function startServer(config: Config): Promise<RunningServer> {
     }
     const lookups = new LookupService(sql, ledger, createHttpSource({ baseUrl: sourceUrl, timeoutMs: config.sourceTimeoutMs }));
 
-    const authenticator = new KeyAuthenticator(sql);
+    const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 2, enableOfflineQueue: true }) : undefined;
+    if (redis) closers.push(() => redis.quit());
+
+    const authenticator = new KeyAuthenticator(sql, { marks: redis && createRedisRevocationMarks(redis) });
     await authenticator.start();
     closers.push(() => authenticator.stop());
 
     let limits;
-    if (config.redisUrl) {
-      const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 2, enableOfflineQueue: true });
-      closers.push(() => redis.quit());
+    if (redis) {
       limits = { rateLimiter: createRedisRateLimiter(redis), slots: createRedisConcurrencySlots(redis, { leaseMs: config.concurrencyLeaseMs }) };
     } else {
       limits = { rateLimiter: createMemoryRateLimiter(), slots: createMemoryConcurrencySlots({ leaseMs: config.concurrencyLeaseMs }) };

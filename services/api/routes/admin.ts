@@ -69,7 +69,7 @@ export function registerAdminRoutes(app: FastifyInstance, deps: AppDeps) {
 
     admin.post<{ Params: { id: string } }>('/admin/v1/keys/:id/revoke', { config }, async (req) => {
       const revoked = await ledger.revokeKey(req.params.id);
-      deps.authenticator.forget(req.params.id);
+      await deps.authenticator.revoked(req.params.id);
       return revoked;
     });
 
