@@ -88,6 +88,8 @@ const NUMERIC_ID = /^[0-9]{1,19}$/;
 const SLUG = /^[\p{L}\p{M}0-9._-]+$/u;
 const HAS_LETTER = /\p{L}/u;
 const COMPANY_URN = /^urn:li:(?:company|organization|fsd_company):([0-9]{1,19})$/i;
+/** `/company/<digits>`: the path of a company page given without its host. */
+const COMPANY_ID_PATH = /^\/company\/([0-9]{1,19})\/?$/i;
 
 /** Leading zeros carry no meaning: `0042` and `42` are the same company. */
 function canonicalId(digits: string): string {
@@ -108,6 +110,9 @@ export function parseCompanyReference(input: string): CompanyReferenceResult {
 
   const urn = COMPANY_URN.exec(value);
   if (urn !== null) return { ok: true, ref: { kind: 'id', id: canonicalId(urn[1]!) } };
+
+  const idPath = COMPANY_ID_PATH.exec(value);
+  if (idPath !== null) return { ok: true, ref: { kind: 'id', id: canonicalId(idPath[1]!) } };
 
   if (looksLikeUrl(value)) {
     const segments = networkPathSegments(value);

@@ -50,6 +50,8 @@ describe('parseCompanyReference', () => {
       ['1337', '1337'],
       ['https://www.linkedin.com/company/1337/', '1337'],
       ['linkedin.com/company/1337/about', '1337'],
+      ['/company/1337', '1337'],
+      ['/company/1337/', '1337'],
       ['urn:li:company:1337', '1337'],
       ['urn:li:organization:1337', '1337'],
       ['urn:li:fsd_company:1337', '1337'],
