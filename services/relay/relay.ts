@@ -104,7 +104,7 @@ export async function startRelay(options: RelayOptions): Promise<RunningRelay> {
   let stopped = false;
   let wake: (() => void) | undefined;
   let stopWaiting: (() => void) | undefined;
-  let idleWaiters: Array<() => void> = [];
+  let settleWaiters: Array<{ target: Checkpoint; resolve: () => void }> = [];
 
   const unsubscribe = store.onAppended(() => wake?.());
 
@@ -147,6 +147,18 @@ export async function startRelay(options: RelayOptions): Promise<RunningRelay> {
     if (old) await old.disconnect().catch(() => undefined);
   }
 
+  /** Reads the checkpoint (this or another instance may have moved it) and frees who waited for it. */
+  async function releaseSettledWaiters(): Promise<void> {
+    if (settleWaiters.length === 0) return;
+    const checkpoint = await readCheckpoint(store, name);
+    const waiting = settleWaiters;
+    settleWaiters = [];
+    for (const waiter of waiting) {
+      if (compareCheckpoints(checkpoint, waiter.target) >= 0) waiter.resolve();
+      else settleWaiters.push(waiter);
+    }
+  }
+
   const handlerFor = (p: Producer): SubscriptionHandler => ({
     name,
     async handle(_tx, events) {
@@ -172,12 +184,9 @@ export async function startRelay(options: RelayOptions): Promise<RunningRelay> {
         if (outcome.kind === 'processed') {
           publishedSinceStart += outcome.count;
           lastPublishedAt = new Date().toISOString();
-          continue;
         }
-        if (outcome.kind === 'idle') {
-          for (const resolve of idleWaiters) resolve();
-          idleWaiters = [];
-        }
+        await releaseSettledWaiters();
+        if (outcome.kind === 'processed') continue;
       } catch (err) {
         failures += 1;
         connected = false;
@@ -215,13 +224,29 @@ export async function startRelay(options: RelayOptions): Promise<RunningRelay> {
       const pending = await pendingEvents(store, name);
       return { ...pending, connected, lastError, publishedSinceStart, lastPublishedAt };
     },
-    settled() {
-      return new Promise<void>((resolve) => {
-        idleWaiters.push(resolve);
+    async settled() {
+      const target = await lastCommittedEvent(store);
+      if (!target) return;
+      await new Promise<void>((resolve) => {
+        settleWaiters.push({ target, resolve });
         wake?.();
       });
     },
   };
+}
+
+/** Where the newest committed event sits in the global order; null for an empty log. */
+async function lastCommittedEvent(store: EventStore): Promise<Checkpoint | null> {
+  const { rows } = await store.sql.query<{ transaction_id: string; position: number }>(
+    'SELECT transaction_id::text AS transaction_id, position FROM events ORDER BY transaction_id DESC, position DESC LIMIT 1',
+  );
+  return rows[0] ? { transactionId: rows[0].transaction_id, position: Number(rows[0].position) } : null;
+}
+
+export function compareCheckpoints(a: Checkpoint, b: Checkpoint): number {
+  const byTransaction = BigInt(a.transactionId) - BigInt(b.transactionId);
+  if (byTransaction !== 0n) return byTransaction < 0n ? -1 : 1;
+  return Math.sign(a.position - b.position);
 }
 
 /** Events after the relay's checkpoint (usable from any process sharing the database). */

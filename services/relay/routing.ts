@@ -53,7 +53,7 @@ export function publishedValue(event: RecordedEvent): PublishedEvent {
  * or alias), so a consumer reads a stream's events in log order. Without the key field, the
  * stream name is the key: same guarantee.
  */
-export function routeOf(event: RecordedEvent, topics: TopicNames): { topic: string; key: string } {
+export function routeOf(event: Pick<RecordedEvent, 'type' | 'data' | 'stream'>, topics: TopicNames): { topic: string; key: string } {
   const route = isKnownType(event.type) ? EVENT_ROUTES[event.type] : undefined;
   if (!route) return { topic: topics.other, key: event.stream };
   const key = (event.data as Record<string, unknown> | null)?.[route.keyField];
