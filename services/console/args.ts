@@ -1,0 +1,181 @@
+import { parseArgs } from 'node:util';
+
+/** Pure: the command line of `npm run admin -- ...` turned into one typed command. */
+
+export type Command =
+  | { kind: 'help' }
+  | { kind: 'workspace.create'; name: string; credits?: number; maxConcurrency?: number }
+  | { kind: 'workspace.get'; workspaceId: string }
+  | { kind: 'workspace.set-concurrency'; workspaceId: string; maxConcurrency: number }
+  | { kind: 'credits.grant'; workspaceId: string; amount: number; reason?: string }
+  | { kind: 'key.create'; workspaceId: string; name?: string; rateLimitPerMinute?: number }
+  | { kind: 'key.list'; workspaceId: string }
+  | { kind: 'key.revoke'; keyId: string }
+  | { kind: 'usage'; workspaceId: string; keyId?: string; from?: string; to?: string }
+  | { kind: 'ledger'; workspaceId: string; requestId?: string; after?: number; limit?: number; all: boolean }
+  | { kind: 'audit' };
+
+export interface Invocation {
+  command: Command;
+  url: string;
+  /** Undefined only for `help`. */
+  token: string | undefined;
+  json: boolean;
+}
+
+export const DEFAULT_ADMIN_URL = 'http://127.0.0.1:3000';
+
+/** A command line that cannot be run: print the message and the usage, exit 2. */
+export class UsageError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'UsageError';
+  }
+}
+
+export const USAGE = `Usage: npm run admin -- <command> [options]
+
+Commands:
+  workspace create --name <name> [--credits <n>] [--max-concurrency <n>]
+  workspace get <workspace_id>
+  workspace set-concurrency <workspace_id> <n>
+  credits grant <workspace_id> <amount> [--reason <text>]
+  key create <workspace_id> [--name <name>] [--rate-limit <per_minute>]
+  key list <workspace_id>
+  key revoke <key_id>
+  usage <workspace_id> [--key <key_id>] [--from <day>] [--to <day>]
+  ledger <workspace_id> [--request <request_id>] [--after <position>] [--limit <n>] [--all]
+  audit
+
+Options for every command:
+  --url <base_url>   admin API base URL (env ADMIN_URL, default ${DEFAULT_ADMIN_URL})
+  --token <token>    admin bearer token (env ADMIN_TOKEN)
+  --json             print the API's raw JSON
+  -h, --help         this text`;
+
+const OPTIONS = {
+  url: { type: 'string' },
+  token: { type: 'string' },
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+  name: { type: 'string' },
+  credits: { type: 'string' },
+  'max-concurrency': { type: 'string' },
+  reason: { type: 'string' },
+  'rate-limit': { type: 'string' },
+  key: { type: 'string' },
+  from: { type: 'string' },
+  to: { type: 'string' },
+  request: { type: 'string' },
+  after: { type: 'string' },
+  limit: { type: 'string' },
+  all: { type: 'boolean' },
+} as const;
+
+type OptionName = keyof typeof OPTIONS;
+type Values = { [K in OptionName]?: (typeof OPTIONS)[K]['type'] extends 'boolean' ? boolean : string };
+
+const GLOBAL: OptionName[] = ['url', 'token', 'json', 'help'];
+
+/** Which options each command takes, and its positional arguments. */
+const COMMANDS: Record<string, { options: OptionName[]; positionals: string[] }> = {
+  'workspace create': { options: ['name', 'credits', 'max-concurrency'], positionals: [] },
+  'workspace get': { options: [], positionals: ['workspace_id'] },
+  'workspace set-concurrency': { options: [], positionals: ['workspace_id', 'n'] },
+  'credits grant': { options: ['reason'], positionals: ['workspace_id', 'amount'] },
+  'key create': { options: ['name', 'rate-limit'], positionals: ['workspace_id'] },
+  'key list': { options: [], positionals: ['workspace_id'] },
+  'key revoke': { options: [], positionals: ['key_id'] },
+  usage: { options: ['key', 'from', 'to'], positionals: ['workspace_id'] },
+  ledger: { options: ['request', 'after', 'limit', 'all'], positionals: ['workspace_id'] },
+  audit: { options: [], positionals: [] },
+};
+
+const GROUPS = new Set(['workspace', 'credits', 'key']);
+
+export function parseInvocation(argv: string[], env: Record<string, string | undefined> = {}): Invocation {
+  let parsed: { values: Values; positionals: string[] };
+  try {
+    parsed = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true }) as typeof parsed;
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+  const { values, positionals } = parsed;
+  const url = values.url ?? env.ADMIN_URL ?? DEFAULT_ADMIN_URL;
+  const token = values.token ?? (env.ADMIN_TOKEN || undefined);
+  const json = values.json ?? false;
+
+  if (values.help || positionals.length === 0 || positionals[0] === 'help') return { command: { kind: 'help' }, url, token, json };
+
+  const group = positionals[0]!;
+  const name = GROUPS.has(group) ? `${group} ${positionals[1] ?? ''}`.trim() : group;
+  const spec = COMMANDS[name];
+  if (!spec) {
+    throw new UsageError(GROUPS.has(group) && positionals.length === 1 ? `"${group}" needs a subcommand` : `unknown command "${name}"`);
+  }
+  const args = positionals.slice(name.split(' ').length);
+  if (args.length !== spec.positionals.length) {
+    throw new UsageError(
+      args.length < spec.positionals.length
+        ? `${name}: missing <${spec.positionals[args.length]}>`
+        : `${name}: unexpected argument "${args[spec.positionals.length]}"`,
+    );
+  }
+  for (const option of Object.keys(values) as OptionName[]) {
+    if (!GLOBAL.includes(option) && !spec.options.includes(option)) throw new UsageError(`${name}: unknown option --${option}`);
+  }
+
+  const command = buildCommand(name, args, values);
+  if (!token) throw new UsageError('no admin token: pass --token or set ADMIN_TOKEN');
+  try {
+    new URL(url);
+  } catch {
+    throw new UsageError(`--url: "${url}" is not a URL`);
+  }
+  return { command, url, token, json };
+}
+
+function buildCommand(name: string, args: string[], v: Values): Command {
+  switch (name) {
+    case 'workspace create':
+      if (v.name === undefined || v.name === '') throw new UsageError('workspace create: --name is required');
+      return { kind: 'workspace.create', name: v.name, credits: optionalInt(v.credits, '--credits', 0), maxConcurrency: optionalInt(v['max-concurrency'], '--max-concurrency', 1) };
+    case 'workspace get':
+      return { kind: 'workspace.get', workspaceId: args[0]! };
+    case 'workspace set-concurrency':
+      return { kind: 'workspace.set-concurrency', workspaceId: args[0]!, maxConcurrency: int(args[1]!, '<n>', 1) };
+    case 'credits grant':
+      return { kind: 'credits.grant', workspaceId: args[0]!, amount: int(args[1]!, '<amount>', 1), reason: v.reason };
+    case 'key create':
+      return { kind: 'key.create', workspaceId: args[0]!, name: v.name, rateLimitPerMinute: optionalInt(v['rate-limit'], '--rate-limit', 1) };
+    case 'key list':
+      return { kind: 'key.list', workspaceId: args[0]! };
+    case 'key revoke':
+      return { kind: 'key.revoke', keyId: args[0]! };
+    case 'usage':
+      return { kind: 'usage', workspaceId: args[0]!, keyId: v.key, from: v.from, to: v.to };
+    case 'ledger':
+      return {
+        kind: 'ledger',
+        workspaceId: args[0]!,
+        requestId: v.request,
+        after: optionalInt(v.after, '--after', 0),
+        limit: optionalInt(v.limit, '--limit', 1),
+        all: v.all ?? false,
+      };
+    case 'audit':
+      return { kind: 'audit' };
+    default:
+      throw new UsageError(`unknown command "${name}"`);
+  }
+}
+
+/** A whole number written in digits, at least `min`. */
+function int(text: string, what: string, min: number): number {
+  if (!/^\d{1,15}$/.test(text)) throw new UsageError(`${what} must be a whole number, got "${text}"`);
+  const n = Number(text);
+  if (n < min) throw new UsageError(`${what} must be at least ${min}, got ${n}`);
+  return n;
+}
+
+const optionalInt = (text: string | undefined, what: string, min: number) => (text === undefined ? undefined : int(text, what, min));

@@ -1,0 +1,49 @@
+/** Pure: plain-text renderings of admin API answers for a terminal. */
+
+type Cell = string | number | boolean | null | undefined;
+
+const show = (value: Cell) => (value === null || value === undefined ? '-' : String(value));
+
+/** Columns padded to their widest cell; numbers right-aligned. */
+export function table(headers: string[], rows: Cell[][]): string {
+  const cells = rows.map((row) => row.map(show));
+  const widths = headers.map((h, i) => Math.max(h.length, ...cells.map((row) => row[i]!.length)));
+  const numeric = headers.map((_, i) => rows.length > 0 && rows.some((row) => typeof row[i] === 'number') && rows.every((row) => typeof row[i] === 'number' || row[i] === null || row[i] === undefined));
+  const line = (row: string[]) =>
+    row
+      .map((cell, i) => (numeric[i] ? cell.padStart(widths[i]!) : cell.padEnd(widths[i]!)))
+      .join('  ')
+      .trimEnd();
+  return [line(headers), ...cells.map(line)].join('\n');
+}
+
+/** `field  value` lines for one object. */
+export function fields(record: Record<string, unknown>): string {
+  const width = Math.max(0, ...Object.keys(record).map((k) => k.length));
+  return Object.entries(record)
+    .map(([k, v]) => `${k.padEnd(width)}  ${typeof v === 'object' && v !== null ? JSON.stringify(v) : show(v as Cell)}`)
+    .join('\n');
+}
+
+/** Seconds with one decimal, for the waiting line. */
+export const elapsed = (ms: number) => `${(ms / 1000).toFixed(1)}s`;
+
+const cellOf = (value: unknown): Cell => (value === null || value === undefined || typeof value !== 'object' ? (value as Cell) : JSON.stringify(value));
+
+export interface AuditReportLike {
+  ok: boolean;
+  events: number;
+  workspaces: number;
+  mismatches: ReadonlyArray<object>;
+}
+
+export function auditReport(report: AuditReportLike): string {
+  const head = report.ok
+    ? `audit ok: ${report.events} events, ${report.workspaces} workspaces, every projection matches the log`
+    : `audit FAILED: ${report.mismatches.length} mismatch${report.mismatches.length === 1 ? '' : 'es'} (${report.events} events, ${report.workspaces} workspaces)`;
+  if (report.mismatches.length === 0) return head;
+  // Columns from the answer itself, so a change of the mismatch shape still prints in full.
+  const rows = report.mismatches as ReadonlyArray<Record<string, unknown>>;
+  const columns = [...new Set(rows.flatMap((m) => Object.keys(m)))];
+  return `${head}\n${table(columns.map((c) => c.toUpperCase()), rows.map((m) => columns.map((c) => cellOf(m[c]))))}`;
+}
