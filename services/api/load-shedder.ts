@@ -22,16 +22,18 @@ export class LoadShedder {
     this.timer.unref();
   }
 
-  enter(): void {
+  /**
+   * Admits one more request unless that would pass either bound; the caller must leave() after an
+   * admission. Checking and counting in one step: requests arriving together cannot all slip in.
+   */
+  tryEnter(): boolean {
+    if (this.inFlight >= this.bounds.maxInFlight || this.delayMs > this.bounds.maxEventLoopDelayMs) return false;
     this.inFlight++;
+    return true;
   }
 
   leave(): void {
     this.inFlight--;
-  }
-
-  overloaded(): boolean {
-    return this.inFlight > this.bounds.maxInFlight || this.delayMs > this.bounds.maxEventLoopDelayMs;
   }
 
   stop(): void {

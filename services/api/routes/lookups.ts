@@ -54,20 +54,19 @@ async function runLookup(
   const idempotencyKey = headerValue(req.headers['idempotency-key']);
   const keyProblem = idempotencyKeyProblem(idempotencyKey);
   if (keyProblem) throw new ApiError('invalid_request', { details: [keyProblem] });
-  if (shedder.overloaded()) throw new ApiError('no_capacity');
+  if (!shedder.tryEnter()) throw new ApiError('no_capacity');
 
   let token: string | undefined;
-  if (idempotencyKey !== undefined) {
-    const begun = await deps.idempotency.begin(key.workspaceId, idempotencyKey, fingerprint(endpoint, JSON.parse(req.body as string)));
-    if (begun.kind === 'replay') return replay(reply, begun.response);
-    if (begun.kind === 'in_use') throw new ApiError('idempotency_key_in_use', { retryAfterSeconds: 1 });
-    if (begun.kind === 'reused') throw new ApiError('idempotency_key_reused');
-    token = begun.token;
-  }
-
-  shedder.enter();
   let slot: Awaited<ReturnType<typeof deps.slots.acquire>> = null;
   try {
+    if (idempotencyKey !== undefined) {
+      const begun = await deps.idempotency.begin(key.workspaceId, idempotencyKey, fingerprint(endpoint, JSON.parse(req.body as string)));
+      if (begun.kind === 'replay') return replay(reply, begun.response);
+      if (begun.kind === 'in_use') throw new ApiError('idempotency_key_in_use', { retryAfterSeconds: 1 });
+      if (begun.kind === 'reused') throw new ApiError('idempotency_key_reused');
+      token = begun.token;
+    }
+
     slot = await deps.slots.acquire(`ws:${key.workspaceId}`, key.maxConcurrency);
     if (!slot) throw new ApiError('concurrency_limited', { retryAfterSeconds: 1 });
     const ctx: CallContext = { requestId: req.id, workspaceId: key.workspaceId, keyId: key.keyId, charged: 0, balance: null };
