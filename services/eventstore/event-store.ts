@@ -82,6 +82,27 @@ export class EventStore {
     return readAllIn(executor, after, limit);
   }
 
+  /**
+   * Resolves once every transaction that was running at the call has finished, so readAll shows
+   * everything committed before it. The global order holds events back while ANY older
+   * transaction on the server is open (even in another database), so readers that need
+   * "everything so far" wait here instead of mistaking a held-back event for none.
+   */
+  async waitForCommitted(timeoutMs = 30_000): Promise<void> {
+    const { rows } = await this.sql.query<{ xmax: string }>('SELECT pg_snapshot_xmax(pg_current_snapshot())::text AS xmax');
+    const target = rows[0]!.xmax;
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const { rows: done } = await this.sql.query<{ ok: boolean }>(
+        'SELECT pg_snapshot_xmin(pg_current_snapshot()) >= $1::xid8 AS ok',
+        [target],
+      );
+      if (done[0]!.ok) return;
+      if (Date.now() > deadline) throw new Error('timed out waiting for older transactions to finish');
+      await new Promise((r) => setTimeout(r, 5));
+    }
+  }
+
   /** In-process hint that something was appended; subscriptions poll anyway. */
   onAppended(listener: () => void): () => void {
     this.appendedListeners.add(listener);

@@ -49,6 +49,7 @@ export async function processBatch(
 
 /** Runs until everything committed so far is processed (tests, rebuilds, the audit). */
 export async function catchUp(store: EventStore, handler: SubscriptionHandler, batchSize = 500): Promise<number> {
+  await store.waitForCommitted();
   let total = 0;
   for (;;) {
     const outcome = await processBatch(store, handler, batchSize);
@@ -108,8 +109,9 @@ export function startSubscription(
       wake?.();
       await loop;
     },
-    settled() {
-      return new Promise<void>((resolve) => {
+    async settled() {
+      await store.waitForCommitted();
+      await new Promise<void>((resolve) => {
         idleWaiters.push(resolve);
         wake?.();
       });
