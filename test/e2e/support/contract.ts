@@ -1,0 +1,148 @@
+// Expectations written down from service-spec.md and decisions.md (not imported from the service),
+// and the assertions every end-to-end test shares.
+import { createHash } from 'node:crypto';
+import canonicalize from 'canonicalize';
+import { expect } from 'vitest';
+import type { E2eServer, HttpResult } from './harness';
+
+/** service-spec.md "Errors": code -> HTTP status, error.type, retryable. */
+export const ERROR_TABLE = {
+  invalid_request: [400, 'invalid_request_error', false],
+  invalid_person_reference: [400, 'invalid_request_error', false],
+  invalid_domain: [400, 'invalid_request_error', false],
+  invalid_company_reference: [400, 'invalid_request_error', false],
+  unauthorized: [401, 'authentication_error', false],
+  insufficient_credits: [402, 'billing_error', false],
+  not_found: [404, 'not_found_error', false],
+  unresolvable_id: [404, 'not_found_error', false],
+  route_not_found: [404, 'invalid_request_error', false],
+  idempotency_key_in_use: [409, 'idempotency_error', true],
+  idempotency_key_reused: [422, 'idempotency_error', false],
+  rate_limited: [429, 'rate_limit_error', true],
+  concurrency_limited: [429, 'rate_limit_error', true],
+  upstream_error: [502, 'upstream_error', true],
+  parse_error: [502, 'upstream_error', false],
+  blocked: [503, 'upstream_error', true],
+  source_rate_limited: [503, 'upstream_error', true],
+  no_capacity: [503, 'upstream_error', true],
+  timeout: [504, 'upstream_error', true],
+  internal_error: [500, 'api_error', true],
+} as const satisfies Record<string, readonly [number, string, boolean]>;
+export type ErrorCode = keyof typeof ERROR_TABLE;
+export const ERROR_CODES = Object.keys(ERROR_TABLE) as ErrorCode[];
+
+/** decisions.md "Request bodies": the `issue` vocabulary of `error.details`. */
+export const DETAIL_ISSUES = ['required', 'invalid_type', 'too_small', 'too_big', 'unknown_field', 'invalid_json', 'unsupported_content_type'];
+
+/** `req_` + a 26-character ULID (Crockford base32). */
+export const REQUEST_ID = /^req_[0-9A-HJKMNP-TV-Z]{26}$/;
+
+/** decisions.md "Response bodies": `sha256:` + hex SHA-256 of the RFC 8785 canonical JSON of `data`. */
+export function expectedContentHash(data: unknown): string {
+  const canonical = canonicalize(data);
+  if (canonical === undefined) throw new Error('not JSON');
+  return `sha256:${createHash('sha256').update(canonical, 'utf8').digest('hex')}`;
+}
+
+export function expectRequestId(res: HttpResult): string {
+  const id = res.headers.get('x-request-id');
+  expect(id).toMatch(REQUEST_ID);
+  return id!;
+}
+
+export interface ErrorExpectation {
+  code: ErrorCode;
+  /** meta.credits_remaining; null where no workspace is known. */
+  remaining?: number | null;
+  /** meta.credits_charged (default 0). */
+  charged?: number;
+  reason?: string;
+}
+
+/**
+ * The whole error envelope: status, type, retryable and doc_url from the catalogue, request id
+ * in header and body, billing meta, Retry-After = retry_after_seconds where a wait is advised,
+ * and no success-only headers.
+ */
+export function expectError(res: HttpResult, server: E2eServer, want: ErrorExpectation) {
+  const [status, type, retryable] = ERROR_TABLE[want.code];
+  expect({ status: res.status, code: res.body?.error?.code }, res.text).toEqual({ status, code: want.code });
+  const error = res.body.error;
+  expect(error.type).toBe(type);
+  expect(error.retryable).toBe(retryable);
+  expect(typeof error.message).toBe('string');
+  expect(error.message.length).toBeGreaterThan(0);
+  expect(error.doc_url).toBe(`${server.url}/docs/errors#${want.code}`);
+  const requestId = expectRequestId(res);
+  expect(res.body.meta.request_id).toBe(requestId);
+  expect(res.body.meta.credits_charged).toBe(want.charged ?? 0);
+  if (want.remaining !== undefined) expect(res.body.meta.credits_remaining).toBe(want.remaining);
+  if (want.reason !== undefined) expect(error.reason).toBe(want.reason);
+  if (want.code === 'invalid_request') expect(Array.isArray(error.details)).toBe(true);
+  else expect(error.details).toBeUndefined();
+
+  if (status === 429 || status === 503 || status === 504) {
+    expect(Number.isInteger(error.retry_after_seconds) && error.retry_after_seconds >= 1).toBe(true);
+    expect(res.headers.get('retry-after')).toBe(String(error.retry_after_seconds));
+  }
+  if (error.retry_after_seconds === undefined) expect(res.headers.get('retry-after')).toBeNull();
+  else expect(res.headers.get('retry-after')).toBe(String(error.retry_after_seconds));
+
+  // Success-only headers (service-spec.md "Response headers": 200 only).
+  for (const header of ['x-credits-charged', 'x-credits-remaining', 'x-cache', 'age', 'idempotent-replayed']) {
+    expect(res.headers.get(header), header).toBeNull();
+  }
+}
+
+/** `error.details` of an invalid_request must name `field` with `issue`. */
+export function expectDetail(res: HttpResult, field: string, issue: string) {
+  const details: Array<{ field: string; issue: string; message: string }> = res.body.error.details;
+  for (const d of details) {
+    expect(Object.keys(d).sort()).toEqual(['field', 'issue', 'message']);
+    expect(DETAIL_ISSUES).toContain(d.issue);
+    expect(typeof d.message).toBe('string');
+  }
+  expect(details, res.text).toContainEqual(expect.objectContaining({ field, issue }));
+}
+
+export interface SuccessExpectation {
+  cache: 'HIT' | 'MISS' | 'REFRESH';
+  charged: number;
+  remaining: number;
+}
+
+/** The success envelope (decisions.md "Response bodies") with its headers. */
+export function expectSuccess(res: HttpResult, want: SuccessExpectation) {
+  expect(res.status, res.text).toBe(200);
+  const { meta, data } = res.body;
+  const requestId = expectRequestId(res);
+  expect(meta.request_id).toBe(requestId);
+  expect(meta.cache.status).toBe(want.cache);
+  expect(res.headers.get('x-cache')).toBe(want.cache);
+  expect(Number.isInteger(meta.cache.age_seconds) && meta.cache.age_seconds >= 0).toBe(true);
+  expect(res.headers.get('age')).toBe(String(meta.cache.age_seconds));
+  expect(new Date(meta.cache.fetched_at).toISOString()).toBe(meta.cache.fetched_at);
+  if (want.cache !== 'HIT') expect(meta.cache.age_seconds).toBe(0);
+  expect(meta.content_hash).toBe(expectedContentHash(data));
+  expect(meta.credits_charged).toBe(want.charged);
+  expect(meta.credits_remaining).toBe(want.remaining);
+  expect(res.headers.get('x-credits-charged')).toBe(String(want.charged));
+  expect(res.headers.get('x-credits-remaining')).toBe(String(want.remaining));
+  expect(res.headers.get('idempotent-replayed')).toBeNull();
+  expect(res.headers.get('retry-after')).toBeNull();
+  return { data, meta, requestId };
+}
+
+/** Headers every response carries (service-spec.md "Response headers"). */
+export function expectRateLimitHeaders(res: HttpResult) {
+  for (const h of ['ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset']) {
+    expect(res.headers.get(h), h).toMatch(/^\d+$/);
+  }
+}
+
+/** The ledger under one request id: charge and refund (refunded failures) or just the charge. */
+export async function ledgerTypes(server: E2eServer, workspaceId: string, requestId: string): Promise<Array<[string, number]>> {
+  const entries = await server.admin.ledger(workspaceId, requestId);
+  for (const e of entries) expect(e.request_id).toBe(requestId);
+  return entries.map((e) => [e.type, e.credits]);
+}
