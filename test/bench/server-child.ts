@@ -1,0 +1,61 @@
+// The server side of the HTTP benchmarks, run as a child process (fork with IPC) so the load
+// generator never shares its event loop. Modes, from argv[2]:
+//   api   the real service: startServer(loadConfig(process.env))
+//   bare  a bare Fastify route POST /v1/company answering with a fixed body (sent over IPC)
+//
+// Messages to the parent:  {type:'ready', url}, {type:'mark', name, hrtimeUs}, {type:'stopped'}
+// Messages from the parent: {type:'mark', name}  (profile window: clock read in this process),
+//                           {type:'stop'}        (close cleanly, so --cpu-prof writes its file)
+import Fastify from 'fastify';
+import { loadConfig } from '../../services/config/config';
+import { startServer } from '../../services/api/server';
+
+export type ParentMessage = { type: 'mark'; name: string } | { type: 'stop' };
+export type ChildMessage =
+  | { type: 'ready'; url: string }
+  | { type: 'mark'; name: string; hrtimeUs: number }
+  | { type: 'stopped' };
+
+const send = (message: ChildMessage) => process.send!(message);
+
+async function startBare(body: unknown): Promise<{ url: string; close(): Promise<void> }> {
+  const app = Fastify({ logger: false });
+  app.post('/v1/company', async () => body);
+  const url = await app.listen({ host: '127.0.0.1', port: 0 });
+  return { url, close: () => app.close() };
+}
+
+async function main() {
+  const mode = process.argv[2];
+  if (!process.send) throw new Error('server-child must be started with fork() (it reports over IPC)');
+  let server: { url: string; close(): Promise<void> };
+  if (mode === 'api') {
+    server = await startServer(loadConfig(process.env));
+  } else if (mode === 'bare') {
+    const body = JSON.parse(process.env.BENCH_BARE_BODY ?? 'null');
+    if (body === null) throw new Error('bare mode needs BENCH_BARE_BODY');
+    server = await startBare(body);
+  } else {
+    throw new Error(`unknown mode ${mode}: expected api or bare`);
+  }
+
+  process.on('message', (message: ParentMessage) => {
+    if (message.type === 'mark') {
+      // V8's profile timestamps and hrtime read the same monotonic clock, in µs here.
+      send({ type: 'mark', name: message.name, hrtimeUs: Number(process.hrtime.bigint() / 1000n) });
+    } else if (message.type === 'stop') {
+      server.close().finally(() => {
+        send({ type: 'stopped' });
+        process.disconnect();
+        // process.exit (not a signal) so --cpu-prof still writes its profile.
+        setTimeout(() => process.exit(0), 50);
+      });
+    }
+  });
+  send({ type: 'ready', url: server.url });
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
