@@ -29,6 +29,11 @@ export interface RelayOptions {
   topicPrefix?: string;
   /** Partitions of each topic when the relay creates it (default 3); replication is the broker's default. */
   partitions?: number;
+  /**
+   * retention.ms of the topics the relay creates. Default -1, kept forever: a new consumer can
+   * rebuild every balance from the topic alone. Existing topics keep their settings.
+   */
+  retentionMs?: number;
   /** Events per transaction (default 500). */
   batchSize?: number;
   /** Bytes per produce request; bigger batches go in several requests, in order (default 512 KiB). */
@@ -116,7 +121,11 @@ export async function startRelay(options: RelayOptions): Promise<RunningRelay> {
       // Idempotent: existing topics are left as they are.
       await admin.createTopics({
         waitForLeaders: true,
-        topics: Object.values(topics).map((topic) => ({ topic, numPartitions: options.partitions ?? 3 })),
+        topics: Object.values(topics).map((topic) => ({
+          topic,
+          numPartitions: options.partitions ?? 3,
+          configEntries: [{ name: 'retention.ms', value: String(options.retentionMs ?? -1) }],
+        })),
       });
     } finally {
       await admin.disconnect().catch(() => undefined);

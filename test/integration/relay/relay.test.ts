@@ -1,7 +1,8 @@
 // The relay on real PostgreSQL and the shared real Kafka broker: every event of the log reaches its
 // topic, in log order per key, and the ledger topic alone rebuilds every balance.
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { Kafka, logLevel } from 'kafkajs';
+import { ConfigResourceTypes, Kafka, logLevel } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EventStore } from '../../../services/eventstore/event-store';
 import { migrate } from '../../../services/eventstore/migrate';
@@ -20,6 +21,7 @@ import {
   expectTopicsToMirrorLog,
   ledgerRound,
   readWholeLog,
+  waitFor,
   type Workspace,
 } from './workload';
 
@@ -80,6 +82,23 @@ describe.skipIf(!databaseUrl || !kafkaBrokers)('Kafka relay on PostgreSQL and a 
     await relay.settled();
     expect((await relay.lag()).events).toBe(0);
     await expectTopicsToMirrorLog(store, brokers, relay.topics);
+  });
+
+  it('created its five topics with 3 partitions each, kept forever', async () => {
+    const admin = new Kafka({ clientId: 'relay-test-admin', brokers, logLevel: logLevel.NOTHING }).admin();
+    await admin.connect();
+    try {
+      const names = Object.values(relay!.topics);
+      const { topics } = await admin.fetchTopicMetadata({ topics: names });
+      expect(topics.map((t) => [t.name, t.partitions.length]).sort()).toEqual(names.map((n) => [n, 3]).sort());
+      const { resources } = await admin.describeConfigs({
+        includeSynonyms: false,
+        resources: names.map((name) => ({ type: ConfigResourceTypes.TOPIC, name, configNames: ['retention.ms'] })),
+      });
+      for (const resource of resources) expect(resource.configEntries).toEqual([expect.objectContaining({ configName: 'retention.ms', configValue: '-1' })]);
+    } finally {
+      await admin.disconnect();
+    }
   });
 
   it('puts headers on each message and keeps the key hash out of the keys topic', async () => {
@@ -143,5 +162,28 @@ describe.skipIf(!databaseUrl || !kafkaBrokers)('Kafka relay on PostgreSQL and a 
     expect(after.ledgerMessages).toBe(before.ledgerMessages * 2);
     expect(after.duplicates).toBe(before.ledgerMessages);
     expect(after.balances).toEqual(before.balances);
+  });
+
+  it('npm run consume prints the running balances and, on Ctrl-C, totals equal to the projection', { timeout: 60_000 }, async () => {
+    await relay!.settled();
+    const { rows } = await sql.query<{ id: string; balance: number }>('SELECT id, balance FROM workspaces ORDER BY id');
+    const child = spawn(process.execPath, ['--import', 'tsx', 'services/relay/consume-ledger.ts', '--from-beginning', '--topic-prefix', topicPrefix], {
+      env: { ...process.env, KAFKA_BROKERS: brokers.join(',') },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    // The last balance line of every workspace shows its current balance.
+    await waitFor(
+      async () => rows.every((r) => output.includes(`${r.id}\tbalance ${r.balance}\t`)) && /duplicate .* dropped/.test(output),
+      45_000,
+      `the consumer to print every balance; so far:\n${output.slice(-2000)}`,
+    );
+    child.kill('SIGINT');
+    expect(await exited).toBe(0);
+    const totals = output.split('\n').filter((line) => /^ws_\S+\t-?\d+$/.test(line));
+    expect(totals).toEqual(rows.map((r) => `${r.id}\t${r.balance}`));
   });
 });
