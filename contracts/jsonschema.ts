@@ -63,7 +63,7 @@ export const PublishedEventEnvelope = z.object({
   schema_version: z.number().int().positive().nullable().describe('Version of the schema of `type` the event was written with'),
   data: z.unknown(),
   metadata: z.looseObject({ request_id: z.string().optional(), schema_version: z.number().int().optional() }),
-  recorded_at: z.iso.datetime().describe('When the event was committed to the log (UTC)'),
+  recorded_at: z.iso.datetime().describe('Start of the transaction that wrote the event (UTC)'),
 });
 export type PublishedEvent = z.infer<typeof PublishedEventEnvelope>;
 
