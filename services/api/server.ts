@@ -30,6 +30,8 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
+/** Abandoned charges are looked for this often. */
+const SWEEP_EVERY_MS = 30_000;
 /** Expired idempotency records are purged this often. */
 const PURGE_EVERY_MS = 10 * 60_000;
 
@@ -76,6 +78,13 @@ export async function startServer(config: Config): Promise<RunningServer> {
     const purge = setInterval(() => void idempotency.purgeExpired().catch(() => {}), PURGE_EVERY_MS);
     purge.unref();
     closers.push(async () => clearInterval(purge));
+
+    // A lookup whose instance died between charge and settle is refunded once it is clearly
+    // abandoned: well past the longest a live fetch may take.
+    const abandonedAfterMs = config.sourceTimeoutMs + 60_000;
+    const sweep = setInterval(() => void ledger.refundAbandonedCharges(abandonedAfterMs).catch(() => {}), SWEEP_EVERY_MS);
+    sweep.unref();
+    closers.push(async () => clearInterval(sweep));
 
     let relayLag: (() => Promise<unknown>) | undefined;
     if (config.kafkaBrokers) {

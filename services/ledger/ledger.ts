@@ -51,6 +51,8 @@ export interface SettleCommand {
   /** Credits that go back: the whole charge for a failure, the difference for a cheaper not-found. */
   refund?: { owed: number; cause: string };
   completed: Omit<EventData<'LookupCompleted'>, 'workspace_id' | 'request_id' | 'key_id' | 'operation'>;
+  /** Recovery: do nothing if the charge was settled meanwhile (another sweeper, a slow instance). */
+  onlyIfUnsettled?: boolean;
 }
 
 /** The money side: workspaces, keys, charges and refunds, all as events. */
@@ -158,6 +160,32 @@ export class Ledger {
     return this.writer.submit((tx) => settleIn(tx, cmd));
   }
 
+  /**
+   * Refunds charges whose lookup never completed (the instance serving it died), once they are
+   * older than `graceMs`. Safe to run on every instance at once: each charge settles once.
+   */
+  async refundAbandonedCharges(graceMs: number): Promise<number> {
+    const { rows } = await this.store.sql.query<{ request_id: string; workspace_id: string; key_id: string; operation: Operation }>(
+      `SELECT request_id, workspace_id, key_id, operation FROM charges
+        WHERE NOT settled AND charged_at < now() - make_interval(secs => $1) ORDER BY charged_at LIMIT 500`,
+      [graceMs / 1000],
+    );
+    let refunded = 0;
+    for (const c of rows) {
+      const settled = await this.settle({
+        workspaceId: c.workspace_id,
+        requestId: c.request_id,
+        keyId: c.key_id,
+        operation: c.operation,
+        onlyIfUnsettled: true,
+        refund: { owed: Number.MAX_SAFE_INTEGER, cause: 'internal_error' },
+        completed: { outcome: 'error', cache_status: null, credits_charged: 0, error_code: 'internal_error' },
+      });
+      if (settled.refunded > 0) refunded++;
+    }
+    return refunded;
+  }
+
   /** A call that charged nothing (refused, or a free not-found from cache), for usage. */
   recordUncharged(cmd: Omit<SettleCommand, 'refund' | 'entityEvents'>): Promise<void> {
     return this.writer.submit(async (tx) => {
@@ -226,6 +254,13 @@ async function chargeIn(tx: StoreTransaction, cmd: ChargeCommand): Promise<Charg
 }
 
 async function settleIn(tx: StoreTransaction, cmd: SettleCommand): Promise<{ balance: number; refunded: number }> {
+  if (cmd.onlyIfUnsettled) {
+    const { rows } = await tx.sql.query<{ settled: boolean }>('SELECT settled FROM charges WHERE request_id = $1 FOR UPDATE', [cmd.requestId]);
+    if (!rows[0] || rows[0].settled) {
+      const { rows: ws } = await tx.sql.query<{ balance: number }>('SELECT balance FROM workspaces WHERE id = $1', [cmd.workspaceId]);
+      return { balance: ws[0]?.balance ?? 0, refunded: 0 };
+    }
+  }
   for (const { stream, event } of cmd.entityEvents ?? []) await tx.append(stream, [event]);
   let refunded = 0;
   const events = [];

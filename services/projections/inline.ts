@@ -53,8 +53,8 @@ export const ledgerProjection = projection('ledger', {
       [d.workspace_id, d.credits],
     );
     if (!rows[0]) throw new InsufficientCreditsError(d.workspace_id);
-    await tx.query('INSERT INTO charges (request_id, workspace_id, key_id, operation, credits) VALUES ($1, $2, $3, $4, $5)', [
-      d.request_id, d.workspace_id, d.key_id, d.operation, d.credits,
+    await tx.query('INSERT INTO charges (request_id, workspace_id, key_id, operation, credits, charged_at) VALUES ($1, $2, $3, $4, $5, $6)', [
+      d.request_id, d.workspace_id, d.key_id, d.operation, d.credits, e.recordedAt,
     ]);
     await addLedgerEntry(tx, e, d.workspace_id, -d.credits, rows[0].balance, d.key_id);
   },
@@ -65,6 +65,9 @@ export const ledgerProjection = projection('ledger', {
     ]);
     await tx.query('UPDATE charges SET refunded_credits = $2 WHERE request_id = $1', [d.request_id, d.credits]);
     await addLedgerEntry(tx, e, d.workspace_id, d.credits, rows[0]!.balance, d.key_id);
+  },
+  async LookupCompleted(tx, e: RecordedEvent<EventData<'LookupCompleted'>>) {
+    await tx.query('UPDATE charges SET settled = true WHERE request_id = $1', [e.data.request_id]);
   },
 });
 
