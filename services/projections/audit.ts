@@ -1,9 +1,8 @@
 import type { EventData, EventType } from '../../contracts/events';
 import type { EventStore } from '../eventstore/event-store';
 import type { SqlExecutor } from '../eventstore/sql';
-import { catchUp } from '../eventstore/subscription';
 import { START, type Checkpoint, type RecordedEvent } from '../eventstore/types';
-import { readLogPage } from './rebuild';
+import { catchUpToNow, isBefore, readLogPage } from './rebuild';
 import { usageProjection } from './usage';
 
 /**
@@ -263,11 +262,7 @@ async function tableRows(tx: SqlExecutor, query: string, keyOf: (row: Record<str
   return out;
 }
 
-function atOrBefore(e: RecordedEvent, checkpoint: Checkpoint): boolean {
-  const tx = BigInt(e.transactionId);
-  const cp = BigInt(checkpoint.transactionId);
-  return tx < cp || (tx === cp && e.position <= checkpoint.position);
-}
+const atOrBefore = (e: RecordedEvent, checkpoint: Checkpoint) => !isBefore(checkpoint, e);
 
 /**
  * Replays the whole log and compares every projection table with the replay. The usage
@@ -277,7 +272,7 @@ function atOrBefore(e: RecordedEvent, checkpoint: Checkpoint): boolean {
  * On the embedded database (one connection) other work waits while the audit runs.
  */
 export async function audit(store: EventStore, onProgress?: (done: number) => void): Promise<AuditReport> {
-  await catchUp(store, usageProjection);
+  await catchUpToNow(store, usageProjection);
   return store.sql.transaction(async (tx) => {
     await tx.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY');
     const { rows: cp } = await tx.query<{ transaction_id: string; position: number }>(

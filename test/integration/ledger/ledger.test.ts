@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newRequestId } from '../../../services/common/ids';
-import { catchUp } from '../../../services/eventstore/subscription';
+import { catchUpToNow } from '../../../services/projections/rebuild';
 import type { RecordedEvent } from '../../../services/eventstore/types';
 import { Ledger, UnknownKeyError, UnknownWorkspaceError, type SettleCommand } from '../../../services/ledger/ledger';
 import { audit } from '../../../services/projections/audit';
@@ -76,7 +76,7 @@ describe.each(ledgerBackends())('credits ledger on $name', (backendDef) => {
     expect(page2.data.map((e) => e.type)).toEqual(['LookupRefunded']);
     expect(page2.next).toBeNull();
 
-    await catchUp(backend.store, usageProjection);
+    await catchUpToNow(backend.store, usageProjection);
     const usage = await ledger.usage(ws.id, {});
     expect(usage).toEqual([
       { day: expect.stringMatching(/^\d{4}-\d{2}-\d{2}$/), key_id: key.id, operation: 'domain', calls: 1, credits_charged: 4, credits_refunded: 4, errors: 1 },
@@ -250,7 +250,7 @@ describe.each(ledgerBackends())('credits ledger on $name', (backendDef) => {
       operation: 'company',
       completed: { outcome: 'not_found', cache_status: 'HIT', credits_charged: 0, error_code: 'not_found' },
     });
-    await catchUp(backend.store, usageProjection);
+    await catchUpToNow(backend.store, usageProjection);
     expect(await ledger.balance(ws.id)).toBe(2);
     expect(await ledger.usage(ws.id, { keyId: key.id })).toMatchObject([{ operation: 'company', calls: 1, credits_charged: 0, errors: 0 }]);
     expect(await ledger.usage(ws.id, { keyId: 'key_other' })).toEqual([]);

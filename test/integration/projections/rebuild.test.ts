@@ -1,10 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newRequestId } from '../../../services/common/ids';
 import type { SqlExecutor } from '../../../services/eventstore/sql';
-import { catchUp } from '../../../services/eventstore/subscription';
 import { audit } from '../../../services/projections/audit';
 import { INLINE_TABLES } from '../../../services/projections/inline';
-import { rebuildProjections } from '../../../services/projections/rebuild';
+import { catchUpToNow, rebuildProjections } from '../../../services/projections/rebuild';
 import { usageProjection } from '../../../services/projections/usage';
 import { ledgerBackends, seedWorkload, type OpenBackend } from '../ledger/backends';
 
@@ -38,7 +37,7 @@ describe.each(ledgerBackends())('rebuilding the projections on $name', (backendD
     backend = await backendDef.open();
     await seedWorkload(backend.ledger);
     await seedWorkload(backend.ledger);
-    await catchUp(backend.store, usageProjection);
+    await catchUpToNow(backend.store, usageProjection);
   });
   afterAll(async () => backend?.cleanup());
 
