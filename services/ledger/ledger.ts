@@ -255,6 +255,8 @@ async function chargeIn(tx: StoreTransaction, cmd: ChargeCommand): Promise<Charg
 
 async function settleIn(tx: StoreTransaction, cmd: SettleCommand): Promise<{ balance: number; refunded: number }> {
   if (cmd.onlyIfUnsettled) {
+    // Workspace row before the charge row, the order every other writer takes them in.
+    await lockWorkspace(tx, cmd.workspaceId);
     const { rows } = await tx.sql.query<{ settled: boolean }>('SELECT settled FROM charges WHERE request_id = $1 FOR UPDATE', [cmd.requestId]);
     if (!rows[0] || rows[0].settled) {
       const { rows: ws } = await tx.sql.query<{ balance: number }>('SELECT balance FROM workspaces WHERE id = $1', [cmd.workspaceId]);
