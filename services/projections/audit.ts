@@ -55,6 +55,8 @@ export interface ReplayedLedgerEntry {
 export interface ReplayedCharge {
   credits: number;
   refunded_credits: number | null;
+  /** Its LookupCompleted is in the log. */
+  settled: boolean;
 }
 export interface ReplayedUsage {
   calls: number;
@@ -125,8 +127,9 @@ export function evolveKey(key: ReplayedKey | undefined, e: RecordedEvent): Repla
 }
 
 export function evolveCharge(charge: ReplayedCharge | undefined, e: RecordedEvent): ReplayedCharge | undefined {
-  if (e.type === 'LookupCharged') return { credits: dataOf(e, 'LookupCharged').credits, refunded_credits: null };
+  if (e.type === 'LookupCharged') return { credits: dataOf(e, 'LookupCharged').credits, refunded_credits: null, settled: false };
   if (e.type === 'LookupRefunded') return charge && { ...charge, refunded_credits: dataOf(e, 'LookupRefunded').credits };
+  if (e.type === 'LookupCompleted') return charge && { ...charge, settled: true };
   return charge;
 }
 
@@ -206,7 +209,7 @@ export class ReplayState {
       const key = evolveKey(this.keys.get(keyId), e);
       if (key) this.keys.set(keyId, key);
     }
-    if (e.type === 'LookupCharged' || e.type === 'LookupRefunded') {
+    if (e.type === 'LookupCharged' || e.type === 'LookupRefunded' || e.type === 'LookupCompleted') {
       const requestId = (e.data as { request_id: string }).request_id;
       const charge = evolveCharge(this.charges.get(requestId), e);
       if (charge) this.charges.set(requestId, charge);
@@ -310,8 +313,8 @@ export async function audit(store: EventStore, onProgress?: (done: number) => vo
       ),
       ...compareRows(
         'charges',
-        mapOf(state.charges, (c) => ({ credits: c.credits, refunded_credits: c.refunded_credits })),
-        await tableRows(tx, 'SELECT request_id, credits, refunded_credits FROM charges', (r) => String(r.request_id)),
+        mapOf(state.charges, (c) => ({ credits: c.credits, refunded_credits: c.refunded_credits, settled: c.settled })),
+        await tableRows(tx, 'SELECT request_id, credits, refunded_credits, settled FROM charges', (r) => String(r.request_id)),
       ),
       ...compareRows(
         'usage_daily',

@@ -83,7 +83,7 @@ describe.each(ledgerBackends())('the audit on $name', (backendDef) => {
 
   it('names damaged charges, usage, last use and cache rows', async () => {
     const refundedRequest = seeded.requests[1]!;
-    await backend.sql.query('UPDATE charges SET refunded_credits = NULL WHERE request_id = $1', [refundedRequest]);
+    await backend.sql.query('UPDATE charges SET refunded_credits = NULL, settled = false WHERE request_id = $1', [refundedRequest]);
     await backend.sql.query(`UPDATE usage_daily SET errors = errors + 2 WHERE operation = 'domain'`);
     await backend.sql.query(`UPDATE key_last_used SET last_used_at = '2001-01-01T00:00:00Z' WHERE key_id = $1`, [seeded.keyB.id]);
     await backend.sql.query(`UPDATE cache_entities SET content_hash = 'sha256:00' WHERE entity = '1337'`);
@@ -94,6 +94,7 @@ describe.each(ledgerBackends())('the audit on $name', (backendDef) => {
 
     expect(found).toEqual([
       `charges ${refundedRequest} refunded_credits 4 null`,
+      `charges ${refundedRequest} settled true false`,
       expect.stringMatching(new RegExp(`^usage_daily ${seeded.a.id}\\|\\d{4}-\\d{2}-\\d{2}\\|${seeded.keyA.id}\\|domain errors 1 3$`)),
       expect.stringMatching(new RegExp(`^key_last_used ${seeded.keyB.id} last_used_at "20\\d\\d-.*" "2001-01-01T00:00:00.000Z"$`)),
       expect.stringMatching(/^cache_entities 1337 content_hash "sha256:[0-9a-f]{64}" "sha256:00"$/),

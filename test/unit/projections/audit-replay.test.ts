@@ -48,7 +48,11 @@ describe('replaying a workspace', () => {
 
   it('given a charge, when it is refunded, then the refund is recorded on it', () => {
     const charge = evolveCharge(undefined, event('LookupCharged', { ...money, credits: 3 }));
-    expect(evolveCharge(charge, event('LookupRefunded', { ...money, credits: 2, cause: 'not_found_price' }))).toEqual({ credits: 3, refunded_credits: 2 });
+    const refunded = evolveCharge(charge, event('LookupRefunded', { ...money, credits: 2, cause: 'not_found_price' }));
+    expect(refunded).toEqual({ credits: 3, refunded_credits: 2, settled: false });
+    const completed = event('LookupCompleted', { ...money, outcome: 'not_found', cache_status: 'MISS', credits_charged: 1, error_code: 'not_found' });
+    expect(evolveCharge(refunded, completed)).toEqual({ credits: 3, refunded_credits: 2, settled: true });
+    expect(evolveCharge(undefined, completed)).toBeUndefined();
   });
 
   it('given lookup events, then usage is counted per workspace, UTC day, key and operation', () => {
@@ -79,7 +83,7 @@ describe('the replay state', () => {
     state.apply(event('LookupCharged', { ...money, credits: 1 }), false);
     state.apply(event('LookupCompleted', { ...money, outcome: 'success', cache_status: 'MISS', credits_charged: 1, error_code: null }), false);
     expect(state.workspaces.get(ws)!.balance).toBe(4);
-    expect(state.charges.get('req_1')).toEqual({ credits: 1, refunded_credits: null });
+    expect(state.charges.get('req_1')).toEqual({ credits: 1, refunded_credits: null, settled: true });
     expect(state.usage.size).toBe(0);
     expect(state.keyLastUsed.size).toBe(0);
   });
