@@ -1,6 +1,7 @@
 // End-to-end: every error code the three lookups can produce, with its exact status, type,
 // retryable flag, headers and billing, on PGlite and on PostgreSQL (+ Redis). The server runs
-// with SOURCE_TIMEOUT_MS=1000 so the `timeout` path ends quickly.
+// with SOURCE_TIMEOUT_MS=1000 so the `timeout` path ends quickly, and MAX_IN_FLIGHT=2 so that
+// `no_capacity` can be provoked with two lookups held open.
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
 import { expectDetail, expectError, ledgerTypes, type ErrorCode } from './support/contract';
 import { backends, call, newCustomer, startE2eServer, type Customer, type E2eServer } from './support/harness';
@@ -29,7 +30,7 @@ describe.each(backends())('lookup errors over HTTP on $name', (backend) => {
     let balance: number;
 
     beforeAll(async () => {
-      server = await startE2eServer(backend, { SOURCE_TIMEOUT_MS: '1000' });
+      server = await startE2eServer(backend, { SOURCE_TIMEOUT_MS: '1000', MAX_IN_FLIGHT: '2' });
       c = await newCustomer(server, 1000, 'errors');
     });
     afterAll(async () => server?.stop());
@@ -187,7 +188,7 @@ describe.each(backends())('lookup errors over HTTP on $name', (backend) => {
       expect(await c.balance()).toBe(balance);
 
       // Either header alone works, and both may carry the same key.
-      for (const headers of [{ 'x-api-key': other.key }, { authorization: `bearer ${other.key}` }, { authorization: `Bearer ${other.key}`, 'x-api-key': other.key }]) {
+      for (const headers of <Array<Record<string, string>>>[{ 'x-api-key': other.key }, { authorization: `bearer ${other.key}` }, { authorization: `Bearer ${other.key}`, 'x-api-key': other.key }]) {
         const res = await call(server.url, 'POST', '/v1/company', { json: { url: 'acme-robotics' }, headers });
         expect(res.status, res.text).toBe(200);
         expect(res.headers.get('x-cache')).toBe('HIT');
@@ -271,6 +272,22 @@ describe.each(backends())('lookup errors over HTTP on $name', (backend) => {
       expect(limited.headers.get('ratelimit-remaining')).toBe('0');
       expect(Number(limited.body.error.retry_after_seconds)).toBeLessThanOrEqual(30);
       expect(await c.balance()).toBe(balance);
+    });
+
+    test('no_capacity: 503 with Retry-After past MAX_IN_FLIGHT, before any charge', async () => {
+      const ws = await server.admin.createWorkspace({ name: 'busy', credits: 10 });
+      const { key } = await server.admin.createKey(ws.id);
+      // Two lookups that hang until the source timeout fill the process's two places.
+      const holders = [
+        call(server.url, 'POST', '/v1/company', { key, json: { url: 'sandbox-timeout' } }),
+        call(server.url, 'POST', '/v1/domain', { key, json: { domain: 'sandbox-timeout.com' } }),
+      ];
+      await new Promise((r) => setTimeout(r, 500));
+      const refused = await call(server.url, 'POST', '/v1/person', { key, json: { url: 'https://www.linkedin.com/in/jane-doe-42' } });
+      expectError(refused, server, { code: 'no_capacity', remaining: 5 });
+      expect(await ledgerTypes(server, ws.id, refused.body.meta.request_id)).toEqual([]);
+      expect((await Promise.all(holders)).map((r) => r.status)).toEqual([504, 504]);
+      expect(await server.admin.balance(ws.id)).toBe(10);
     });
 
     test('concurrency_limited: 429 with Retry-After 1 past max_concurrency, never charged', async () => {

@@ -74,6 +74,7 @@ export function expectError(res: HttpResult, server: E2eServer, want: ErrorExpec
   expect(error.message.length).toBeGreaterThan(0);
   expect(error.doc_url).toBe(`${server.url}/docs/errors#${want.code}`);
   const requestId = expectRequestId(res);
+  expectRateLimitHeaders(res);
   expect(res.body.meta.request_id).toBe(requestId);
   expect(res.body.meta.credits_charged).toBe(want.charged ?? 0);
   if (want.remaining !== undefined) expect(res.body.meta.credits_remaining).toBe(want.remaining);
@@ -116,6 +117,7 @@ export function expectSuccess(res: HttpResult, want: SuccessExpectation) {
   expect(res.status, res.text).toBe(200);
   const { meta, data } = res.body;
   const requestId = expectRequestId(res);
+  expectRateLimitHeaders(res);
   expect(meta.request_id).toBe(requestId);
   expect(meta.cache.status).toBe(want.cache);
   expect(res.headers.get('x-cache')).toBe(want.cache);
