@@ -421,10 +421,11 @@ export const LedgerResponse = z.strictObject({
 });
 
 export const AuditMismatch = z.strictObject({
-  workspace_id: z.string(),
-  field: z.string(),
-  projected: z.number().nullable(),
-  replayed: z.number().nullable(),
+  projection: z.string().meta({ description: 'The projection table that disagrees with the replayed log, e.g. workspaces.' }),
+  key: z.string().meta({ description: 'The row: a workspace id, key id, ledger position, request id, alias…' }),
+  field: z.string().meta({ description: 'The column, or `row` for a missing or extra row.' }),
+  expected: z.unknown().meta({ description: 'What the replay of the log gives.' }),
+  actual: z.unknown().meta({ description: 'What the projection holds.' }),
 });
 
 export const AuditResponse = z.strictObject({
