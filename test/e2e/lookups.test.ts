@@ -353,6 +353,10 @@ describe.each(backends())('lookups over HTTP on $name', (backend) => {
       const denied = await call(server.url, 'POST', '/v1/company', { key: revoked.key, json: { url: 'acme-robotics' } });
       expectError(denied, server, { code: 'unauthorized', remaining: null });
       expect(await c.balance()).toBe(balance);
+      // The whole log, replayed, agrees with every balance the API reported.
+      const audit = await server.admin.audit();
+      expect(audit).toMatchObject({ ok: true, mismatches: [] });
+      expect(audit.events).toBeGreaterThan(0);
     });
   });
 });

@@ -166,6 +166,11 @@ export class AdminApi {
     return this.send('POST', `/admin/v1/keys/${keyId}/revoke`);
   }
 
+  /** Replays the whole event log against the projections. */
+  audit(): Promise<{ ok: boolean; events: number; workspaces: number; mismatches: unknown[] }> {
+    return this.send('POST', '/admin/v1/audit');
+  }
+
   async ledger(workspaceId: string, requestId?: string): Promise<LedgerEntry[]> {
     const q = requestId ? `?request_id=${encodeURIComponent(requestId)}` : '';
     return (await this.send('GET', `/admin/v1/workspaces/${workspaceId}/ledger${q}`)).data;
