@@ -170,6 +170,15 @@ describe.each(backends())('Idempotency-Key over HTTP on $name', (backend) => {
       expectSuccess(paid, { cache: 'HIT', charged: 1, remaining: 4 });
     });
 
+    test('a replay needs no credits: it is answered even at a zero balance', async () => {
+      const last = await newCustomer(server, 1, 'last credit');
+      const key = newKey();
+      const original = await last.post('/v1/company', { url: 'acme-robotics' }, { 'Idempotency-Key': key });
+      expectSuccess(original, { cache: 'HIT', charged: 1, remaining: 0 });
+      expectReplay(await last.post('/v1/company', { url: 'acme-robotics' }, { 'Idempotency-Key': key }), original);
+      expectError(await last.post('/v1/company', { url: 'acme-robotics' }), server, { code: 'insufficient_credits', remaining: 0 });
+    });
+
     test('keys are scoped to the workspace', async () => {
       const { key, path, body, original } = stored[0]!;
       const other = await newCustomer(server, 10, 'other');

@@ -136,6 +136,11 @@ describe.each(backends())('lookups over HTTP on $name', (backend) => {
       const again = await c.post('/v1/domain', { domain: 'https://www.no-company-here.com/x' });
       expectError(again, server, { code: 'not_found', reason: 'no_company_for_domain', charged: 0, remaining: balance });
       expect(await c.balance()).toBe(balance);
+      // A cached not-found follows max_age too: 0 asks the source again, at the not-found price.
+      const live = await c.post('/v1/domain', { domain: 'no-company-here.com', max_age: 0 });
+      balance -= 4;
+      expectError(live, server, { code: 'not_found', reason: 'no_company_for_domain', charged: 4, remaining: balance });
+      expect(await c.balance()).toBe(balance);
     });
 
     test('a company first looked up by URN is a HIT by slug', async () => {
