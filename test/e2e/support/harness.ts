@@ -53,7 +53,7 @@ export async function startE2eServer(backend: Backend, extraEnv: Record<string, 
     database = await createTestDatabase();
     env.DATABASE_URL = database.url;
     const redis = process.env.REDIS_URL?.trim();
-    if (redis) env.REDIS_URL = redis;
+    if (redis) env.REDIS_URL = ownRedisDatabase(redis);
     // Another instance's PGlite dir is never touched; DATA_DIR is unused with DATABASE_URL.
     env.DATA_DIR = tmpdir();
   } else {
@@ -78,6 +78,19 @@ export async function startE2eServer(backend: Backend, extraEnv: Record<string, 
     },
   };
   return server;
+}
+
+/**
+ * Calls without a valid key share one per-IP bucket (120/min) in Redis, and every test process
+ * connects from 127.0.0.1. These suites use their own Redis logical database, so they neither
+ * drain nor are drained by suites of other files that count that bucket exactly.
+ */
+const E2E_REDIS_DATABASE = 7;
+
+function ownRedisDatabase(redisUrl: string): string {
+  const url = new URL(redisUrl);
+  url.pathname = `/${E2E_REDIS_DATABASE}`;
+  return url.toString();
 }
 
 // ---------------------------------------------------------------- HTTP
