@@ -53,6 +53,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     disableRequestLogging: true,
     bodyLimit: 64 * 1024,
     return503OnClosing: false,
+    // HEAD is not an endpoint of the contract: it is route_not_found like any other method.
+    exposeHeadRoutes: false,
   });
   const shedder = new LoadShedder(deps.config);
   app.addHook('onClose', async () => shedder.stop());

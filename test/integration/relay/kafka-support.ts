@@ -6,7 +6,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
-import { brokerAnswers } from '../../../infra/scripts/kafka-broker';
+import { brokerAnswers, ensureKafkaLib } from '../../../infra/scripts/kafka-broker';
 import { REPO_ROOT } from '../../../infra/scripts/runtime';
 
 export interface ReadMessage {
@@ -123,6 +123,8 @@ export class DedicatedBroker {
         '',
       ].join('\n'),
     );
+    // The shared broker may be someone else's, so this clone may not have fetched the jars yet.
+    ensureKafkaLib();
     const format = spawnSync('java', javaArgs('kafka.tools.StorageTool', 'format', '-t', randomBytes(16).toString('base64url'), '-c', configPath), {
       encoding: 'utf8',
     });
