@@ -4,6 +4,7 @@
 //   BENCH_SECONDS=5 npm run bench       shorter HTTP scenarios
 //   BENCH_EVENTSTORE_SECONDS=2          shorter event-store measurements
 //   BENCH_SKIP_EVENTSTORE=1             HTTP only (then: npm run bench:eventstore)
+//   npx tsx test/bench/charge-path.bench.ts   SQL statements per charged hit and the writer's batching
 //
 // Each server runs in its own child process (server-child.ts, forked); this process only drives
 // autocannon, so the load generator and the server never share an event loop (2 cores: one each).
@@ -18,7 +19,7 @@
 //      event-loop-delay shedding bound lifted, and (a) once more with default settings
 //   e) (a) again under node --cpu-prof, summarised by package and by function
 import { fork, spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, rmSync } from 'node:fs';
+import { mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -326,7 +327,9 @@ async function benchPostgres(seconds: number) {
       await api.stop();
     }
 
-    // The same cache-hit load on a profiled instance (same database, cache already warm).
+    // The same cache-hit load on a profiled instance (same database, cache already warm). Only the
+    // latest profile is kept (about 1 MB each).
+    for (const old of readdirSync(RUN_DIR).filter((f) => f.startsWith('cpuprof-'))) rmSync(resolve(RUN_DIR, old), { recursive: true, force: true });
     const profileDir = resolve(RUN_DIR, `cpuprof-${Date.now()}`);
     mkdirSync(profileDir, { recursive: true });
     const profiled = await startChild('api', env, ['--cpu-prof', `--cpu-prof-dir=${profileDir}`]);
