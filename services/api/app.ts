@@ -1,4 +1,4 @@
-import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { ApiError, errorBody } from '../../contracts/errors';
 import { invalidJsonDetail, isJsonContentType, parseBody, unsupportedContentTypeDetail } from '../../contracts/validation';
 import { newRequestId } from '../common/ids';
@@ -49,8 +49,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
     logger: deps.config.logLevel === 'silent' ? false : { level: deps.config.logLevel },
     genReqId: () => newRequestId(),
-    requestIdLogLabel: 'request_id',
-    disableRequestLogging: true,
+    // Per-request access logs would cost more than the lookups; errors are logged by the handler.
+    logController: new LogController({ requestIdLogLabel: 'request_id', disableRequestLogging: true }),
     bodyLimit: 64 * 1024,
     return503OnClosing: false,
     // HEAD is not an endpoint of the contract: it is route_not_found like any other method.
