@@ -2,13 +2,9 @@ import type { EventData } from '../../contracts/events';
 import type { InlineProjection } from '../eventstore/event-store';
 import type { SqlExecutor } from '../eventstore/sql';
 import type { RecordedEvent } from '../eventstore/types';
+import { planLedgerWrites, workspacesTouched, type WorkspaceRow } from './ledger-plan';
 
-/** Thrown inside a charge transaction when the balance does not cover it: nothing commits. */
-export class InsufficientCreditsError extends Error {
-  constructor(readonly workspaceId: string) {
-    super(`insufficient credits in ${workspaceId}`);
-  }
-}
+export { InsufficientCreditsError } from './ledger-plan';
 
 type Handler = (tx: SqlExecutor, e: RecordedEvent<any>) => Promise<void>;
 
@@ -22,54 +18,73 @@ function projection(name: string, handlers: Record<string, Handler>): InlineProj
   };
 }
 
-async function addLedgerEntry(tx: SqlExecutor, e: RecordedEvent, workspaceId: string, credits: number, balanceAfter: number, keyId: string | null) {
-  await tx.query(
-    `INSERT INTO ledger_entries (position, workspace_id, type, request_id, key_id, credits, balance_after, recorded_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-    [e.position, workspaceId, e.type, e.metadata.request_id ?? null, keyId, credits, balanceAfter, e.recordedAt],
-  );
-}
+const iso = (d: Date) => d.toISOString();
 
-/** Workspace balance and limits, the ledger view with balance_after, and the charges. */
-export const ledgerProjection = projection('ledger', {
-  async WorkspaceCreated(tx, e: RecordedEvent<EventData<'WorkspaceCreated'>>) {
-    await tx.query('INSERT INTO workspaces (id, name, balance, max_concurrency, created_at) VALUES ($1, $2, 0, $3, $4)', [
-      e.data.workspace_id, e.data.name, e.data.max_concurrency, e.recordedAt,
-    ]);
+/**
+ * Workspace balance and limits, the ledger view with balance_after, and the charges. Set-based:
+ * one read of the touched workspaces (locked, in id order), the pure plan, then one statement per
+ * table written, however many events there are: a batch of charges costs the same few statements
+ * as one charge.
+ */
+export const ledgerProjection: InlineProjection & { types: string[] } = {
+  name: 'ledger',
+  types: ['WorkspaceCreated', 'CreditsGranted', 'LimitsChanged', 'LookupCharged', 'LookupRefunded', 'LookupCompleted'],
+  async apply(tx, events) {
+    const ids = workspacesTouched(events);
+    const current = new Map<string, WorkspaceRow>();
+    if (ids.length > 0) {
+      const { rows } = await tx.query<WorkspaceRow>(
+        'SELECT id, name, balance, max_concurrency, created_at FROM workspaces WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE',
+        [ids],
+      );
+      for (const r of rows) {
+        current.set(r.id, { ...r, balance: Number(r.balance), max_concurrency: Number(r.max_concurrency), created_at: new Date(r.created_at) });
+      }
+    }
+    const plan = planLedgerWrites(current, events);
+    const ws = plan.workspaces;
+    if (ws.length > 0) {
+      await tx.query(
+        `INSERT INTO workspaces (id, name, balance, max_concurrency, created_at)
+         SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::int[], $5::timestamptz[])
+         ON CONFLICT (id) DO UPDATE SET balance = EXCLUDED.balance, max_concurrency = EXCLUDED.max_concurrency`,
+        [ws.map((w) => w.id), ws.map((w) => w.name), ws.map((w) => w.balance), ws.map((w) => w.max_concurrency), ws.map((w) => iso(w.created_at))],
+      );
+    }
+    const le = plan.ledgerEntries;
+    if (le.length > 0) {
+      await tx.query(
+        `INSERT INTO ledger_entries (position, workspace_id, type, request_id, key_id, credits, balance_after, recorded_at)
+         SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::bigint[], $8::timestamptz[])`,
+        [
+          le.map((x) => x.position), le.map((x) => x.workspace_id), le.map((x) => x.type), le.map((x) => x.request_id),
+          le.map((x) => x.key_id), le.map((x) => x.credits), le.map((x) => x.balance_after), le.map((x) => iso(x.recorded_at)),
+        ],
+      );
+    }
+    const ch = plan.newCharges;
+    if (ch.length > 0) {
+      await tx.query(
+        `INSERT INTO charges (request_id, workspace_id, key_id, operation, credits, charged_at, refunded_credits, settled)
+         SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::timestamptz[], $7::bigint[], $8::boolean[])`,
+        [
+          ch.map((c) => c.request_id), ch.map((c) => c.workspace_id), ch.map((c) => c.key_id), ch.map((c) => c.operation),
+          ch.map((c) => c.credits), ch.map((c) => iso(c.charged_at)), ch.map((c) => c.refunded_credits), ch.map((c) => c.settled),
+        ],
+      );
+    }
+    if (plan.refunds.length > 0) {
+      await tx.query(
+        `UPDATE charges c SET refunded_credits = r.credits
+           FROM unnest($1::text[], $2::bigint[]) AS r(request_id, credits) WHERE c.request_id = r.request_id`,
+        [plan.refunds.map((r) => r.request_id), plan.refunds.map((r) => r.credits)],
+      );
+    }
+    if (plan.settled.length > 0) {
+      await tx.query('UPDATE charges SET settled = true WHERE request_id = ANY($1::text[])', [plan.settled]);
+    }
   },
-  async CreditsGranted(tx, e: RecordedEvent<EventData<'CreditsGranted'>>) {
-    const { rows } = await tx.query<{ balance: number }>('UPDATE workspaces SET balance = balance + $2 WHERE id = $1 RETURNING balance', [
-      e.data.workspace_id, e.data.amount,
-    ]);
-    await addLedgerEntry(tx, e, e.data.workspace_id, e.data.amount, rows[0]!.balance, null);
-  },
-  async LimitsChanged(tx, e: RecordedEvent<EventData<'LimitsChanged'>>) {
-    await tx.query('UPDATE workspaces SET max_concurrency = $2 WHERE id = $1', [e.data.workspace_id, e.data.max_concurrency]);
-  },
-  async LookupCharged(tx, e: RecordedEvent<EventData<'LookupCharged'>>) {
-    const d = e.data;
-    const { rows } = await tx.query<{ balance: number }>(
-      'UPDATE workspaces SET balance = balance - $2 WHERE id = $1 AND balance >= $2 RETURNING balance',
-      [d.workspace_id, d.credits],
-    );
-    if (!rows[0]) throw new InsufficientCreditsError(d.workspace_id);
-    await tx.query('INSERT INTO charges (request_id, workspace_id, key_id, operation, credits, charged_at) VALUES ($1, $2, $3, $4, $5, $6)', [
-      d.request_id, d.workspace_id, d.key_id, d.operation, d.credits, e.recordedAt,
-    ]);
-    await addLedgerEntry(tx, e, d.workspace_id, -d.credits, rows[0].balance, d.key_id);
-  },
-  async LookupRefunded(tx, e: RecordedEvent<EventData<'LookupRefunded'>>) {
-    const d = e.data;
-    const { rows } = await tx.query<{ balance: number }>('UPDATE workspaces SET balance = balance + $2 WHERE id = $1 RETURNING balance', [
-      d.workspace_id, d.credits,
-    ]);
-    await tx.query('UPDATE charges SET refunded_credits = $2 WHERE request_id = $1', [d.request_id, d.credits]);
-    await addLedgerEntry(tx, e, d.workspace_id, d.credits, rows[0]!.balance, d.key_id);
-  },
-  async LookupCompleted(tx, e: RecordedEvent<EventData<'LookupCompleted'>>) {
-    await tx.query('UPDATE charges SET settled = true WHERE request_id = $1', [e.data.request_id]);
-  },
-});
+};
 
 /** API keys, read by authentication; revocation is visible the moment it commits. */
 export const keysProjection = projection('api_keys', {

@@ -1,0 +1,189 @@
+import type { EventData, EventType } from '../../contracts/events';
+import type { RecordedEvent } from '../eventstore/types';
+
+/**
+ * The ledger projection's rule, without I/O: given the rows of the workspaces a run of events
+ * touches, walk the events in order and say which rows to write. The SQL side then writes them
+ * with a few set statements, whatever the number of events.
+ */
+
+/** Thrown when a charge is not covered by the balance: nothing of the run may commit. */
+export class InsufficientCreditsError extends Error {
+  constructor(readonly workspaceId: string) {
+    super(`insufficient credits in ${workspaceId}`);
+  }
+}
+
+export interface WorkspaceRow {
+  id: string;
+  name: string;
+  balance: number;
+  max_concurrency: number;
+  created_at: Date;
+}
+
+export interface LedgerEntryRow {
+  position: number;
+  workspace_id: string;
+  type: string;
+  request_id: string | null;
+  key_id: string | null;
+  credits: number;
+  balance_after: number;
+  recorded_at: Date;
+}
+
+export interface ChargeRow {
+  request_id: string;
+  workspace_id: string;
+  key_id: string;
+  operation: string;
+  credits: number;
+  charged_at: Date;
+  refunded_credits: number | null;
+  settled: boolean;
+}
+
+export interface LedgerWrites {
+  /** Final state of every workspace the events created or changed (insert or update). */
+  workspaces: WorkspaceRow[];
+  ledgerEntries: LedgerEntryRow[];
+  /** Charges made by these events, already carrying a refund or settlement that followed them here. */
+  newCharges: ChargeRow[];
+  /** Refunds of charges made earlier (not in these events), by request id. */
+  refunds: { request_id: string; credits: number }[];
+  /** Earlier charges settled by these events. */
+  settled: string[];
+}
+
+/** The workspaces whose current rows `planLedgerWrites` needs. */
+export function workspacesTouched(events: readonly RecordedEvent[]): string[] {
+  const ids = new Set<string>();
+  for (const e of events) {
+    switch (e.type) {
+      case 'WorkspaceCreated':
+      case 'CreditsGranted':
+      case 'LimitsChanged':
+      case 'LookupCharged':
+      case 'LookupRefunded':
+        ids.add((e.data as { workspace_id: string }).workspace_id);
+    }
+  }
+  return [...ids].sort();
+}
+
+/** The event's data, typed by the contract (the type argument names which event it is). */
+const dataOf = <T extends EventType>(e: RecordedEvent, _type: T) => e.data as EventData<T>;
+
+/**
+ * `current` holds the rows as they are before the events (absent: no such workspace yet).
+ * Throws InsufficientCreditsError if a charge exceeds the balance, and an Error for a money event
+ * on a workspace that does not exist or a workspace created twice.
+ */
+export function planLedgerWrites(current: ReadonlyMap<string, WorkspaceRow>, events: readonly RecordedEvent[]): LedgerWrites {
+  const workspaces = new Map<string, WorkspaceRow>();
+  const changed = new Set<string>();
+  const ledgerEntries: LedgerEntryRow[] = [];
+  const newCharges = new Map<string, ChargeRow>();
+  const refunds = new Map<string, number>();
+  const settled = new Set<string>();
+
+  const workspace = (id: string): WorkspaceRow | undefined => {
+    if (!workspaces.has(id)) {
+      const row = current.get(id);
+      if (row) workspaces.set(id, { ...row });
+    }
+    return workspaces.get(id);
+  };
+  const existing = (id: string, e: RecordedEvent): WorkspaceRow => {
+    const row = workspace(id);
+    if (!row) throw new Error(`${e.type} at position ${e.position} for unknown workspace ${id}`);
+    return row;
+  };
+  const entry = (e: RecordedEvent, ws: WorkspaceRow, credits: number, keyId: string | null) => {
+    ledgerEntries.push({
+      position: e.position,
+      workspace_id: ws.id,
+      type: e.type,
+      request_id: e.metadata.request_id ?? null,
+      key_id: keyId,
+      credits,
+      balance_after: ws.balance,
+      recorded_at: e.recordedAt,
+    });
+  };
+
+  for (const e of events) {
+    switch (e.type) {
+      case 'WorkspaceCreated': {
+        const d = dataOf(e, 'WorkspaceCreated');
+        if (workspace(d.workspace_id)) throw new Error(`workspace ${d.workspace_id} created twice (position ${e.position})`);
+        workspaces.set(d.workspace_id, { id: d.workspace_id, name: d.name, balance: 0, max_concurrency: d.max_concurrency, created_at: e.recordedAt });
+        changed.add(d.workspace_id);
+        break;
+      }
+      case 'CreditsGranted': {
+        const d = dataOf(e, 'CreditsGranted');
+        const ws = existing(d.workspace_id, e);
+        ws.balance += d.amount;
+        changed.add(ws.id);
+        entry(e, ws, d.amount, null);
+        break;
+      }
+      case 'LimitsChanged': {
+        const d = dataOf(e, 'LimitsChanged');
+        const ws = workspace(d.workspace_id);
+        if (!ws) break; // nothing to change, as an UPDATE of no row
+        ws.max_concurrency = d.max_concurrency;
+        changed.add(ws.id);
+        break;
+      }
+      case 'LookupCharged': {
+        const d = dataOf(e, 'LookupCharged');
+        const ws = workspace(d.workspace_id);
+        if (!ws || ws.balance < d.credits) throw new InsufficientCreditsError(d.workspace_id);
+        ws.balance -= d.credits;
+        changed.add(ws.id);
+        entry(e, ws, -d.credits, d.key_id);
+        if (newCharges.has(d.request_id)) throw new Error(`request ${d.request_id} charged twice (position ${e.position})`);
+        newCharges.set(d.request_id, {
+          request_id: d.request_id,
+          workspace_id: d.workspace_id,
+          key_id: d.key_id,
+          operation: d.operation,
+          credits: d.credits,
+          charged_at: e.recordedAt,
+          refunded_credits: null,
+          settled: false,
+        });
+        break;
+      }
+      case 'LookupRefunded': {
+        const d = dataOf(e, 'LookupRefunded');
+        const ws = existing(d.workspace_id, e);
+        ws.balance += d.credits;
+        changed.add(ws.id);
+        entry(e, ws, d.credits, d.key_id);
+        const charge = newCharges.get(d.request_id);
+        if (charge) charge.refunded_credits = d.credits;
+        else refunds.set(d.request_id, d.credits);
+        break;
+      }
+      case 'LookupCompleted': {
+        const requestId = dataOf(e, 'LookupCompleted').request_id;
+        const charge = newCharges.get(requestId);
+        if (charge) charge.settled = true;
+        else settled.add(requestId);
+        break;
+      }
+    }
+  }
+
+  return {
+    workspaces: [...changed].sort().map((id) => workspaces.get(id)!),
+    ledgerEntries,
+    newCharges: [...newCharges.values()],
+    refunds: [...refunds].map(([request_id, credits]) => ({ request_id, credits })),
+    settled: [...settled],
+  };
+}
