@@ -3,7 +3,7 @@ import { generateApiKey, hashApiKey, keyDisplayPrefix, newKeyId, newWorkspaceId 
 import type { EventStore, StoreTransaction } from '../eventstore/event-store';
 import type { NewEvent } from '../eventstore/types';
 import type { SqlExecutor } from '../eventstore/sql';
-import { BatchingWriter } from './batching-writer';
+import { BatchingWriter, type WorkspaceDecision } from './batching-writer';
 import { decideCharge, decideRefund } from './rules';
 
 export const DEFAULT_MAX_CONCURRENCY = 8;
@@ -152,12 +152,14 @@ export class Ledger {
    * pure rule, and the event with its projections commits in the same (batched) transaction.
    */
   charge(cmd: ChargeCommand): Promise<ChargeResult> {
-    return this.writer.submit((tx) => chargeIn(tx, cmd));
+    // Built (and schema-checked) before joining the batch: the locked part only decides.
+    const events = chargeEvents(cmd);
+    return this.writer.submitDecision(cmd.workspaceId, streams.workspace(cmd.workspaceId), (balance) => decideChargeEvents(cmd, events, balance));
   }
 
   /** Records what a live lookup ended in, refunding at most once per charge. */
   settle(cmd: SettleCommand): Promise<{ balance: number; refunded: number }> {
-    return this.writer.submit((tx) => settleIn(tx, cmd));
+    return this.writer.submit((tx) => settleIn(tx, cmd), cmd.workspaceId);
   }
 
   /**
@@ -188,9 +190,12 @@ export class Ledger {
 
   /** A call that charged nothing (refused, or a free not-found from cache), for usage. */
   recordUncharged(cmd: Omit<SettleCommand, 'refund' | 'entityEvents'>): Promise<void> {
-    return this.writer.submit(async (tx) => {
-      await tx.append(streams.workspace(cmd.workspaceId), [completedEvent(cmd)]);
-    });
+    const events = [completedEvent(cmd)];
+    return this.writer.submitDecision(cmd.workspaceId, streams.workspace(cmd.workspaceId), (balance) => ({
+      events,
+      balanceAfter: balance ?? 0,
+      result: undefined,
+    }));
   }
 
   async ledgerEntries(workspaceId: string, q: { requestId?: string; after?: number; limit: number }) {
@@ -241,16 +246,20 @@ async function lockWorkspace(tx: StoreTransaction, workspaceId: string): Promise
   return Number(rows[0].balance);
 }
 
-async function chargeIn(tx: StoreTransaction, cmd: ChargeCommand): Promise<ChargeResult> {
-  const balance = await lockWorkspace(tx, cmd.workspaceId);
-  const decision = decideCharge(balance, cmd.credits);
-  if (decision.kind === 'insufficient_credits') return decision;
-  const events = [
+function chargeEvents(cmd: ChargeCommand): NewEvent[] {
+  const events: NewEvent[] = [
     newEvent('LookupCharged', { workspace_id: cmd.workspaceId, request_id: cmd.requestId, key_id: cmd.keyId, operation: cmd.operation, credits: cmd.credits }, cmd.requestId),
   ];
-  if (cmd.completed) events.push(completedEvent({ ...cmd, completed: cmd.completed }) as any);
-  await tx.append(streams.workspace(cmd.workspaceId), events);
-  return { kind: 'charged', balanceAfter: decision.balanceAfter };
+  if (cmd.completed) events.push(completedEvent({ ...cmd, completed: cmd.completed }));
+  return events;
+}
+
+/** A charge decided from the workspace's locked balance: its events, or a refusal with none. */
+function decideChargeEvents(cmd: ChargeCommand, events: NewEvent[], balance: number | undefined): WorkspaceDecision<ChargeResult> {
+  if (balance === undefined) throw new UnknownWorkspaceError(cmd.workspaceId);
+  const decision = decideCharge(balance, cmd.credits);
+  if (decision.kind === 'insufficient_credits') return { events: [], balanceAfter: balance, result: decision };
+  return { events, balanceAfter: decision.balanceAfter, result: { kind: 'charged', balanceAfter: decision.balanceAfter } };
 }
 
 async function settleIn(tx: StoreTransaction, cmd: SettleCommand): Promise<{ balance: number; refunded: number }> {

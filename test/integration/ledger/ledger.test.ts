@@ -136,6 +136,29 @@ describe.each(ledgerBackends())('credits ledger on $name', (backendDef) => {
     expect(rows[0]!.n).toBe(10);
   });
 
+  it('charges several workspaces from several instances in shared batches: each balance covers its own, an unknown workspace fails alone', async () => {
+    const small = await ledger.createWorkspace({ name: 'Small', credits: 3 });
+    const large = await ledger.createWorkspace({ name: 'Large', credits: 100 });
+    const key = await ledger.createKey(small.id, {});
+    const instances = [ledger, backend.anotherLedger(), backend.anotherLedger()];
+    const charge = (i: number, workspaceId: string) =>
+      instances[i % instances.length]!.charge({ workspaceId, requestId: newRequestId(), keyId: key.id, operation: 'company', credits: 2 });
+
+    const results = await Promise.allSettled(
+      Array.from({ length: 90 }, (_, i) => charge(i, i % 30 === 7 ? 'ws_01NOSUCHWORKSPACE000000000' : i % 2 ? small.id : large.id)),
+    );
+
+    const rejected = results.flatMap((r) => (r.status === 'rejected' ? [r.reason] : []));
+    expect(rejected).toHaveLength(3);
+    for (const reason of rejected) expect(reason).toBeInstanceOf(UnknownWorkspaceError);
+    const kinds = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value.kind] : []));
+    // Small covers one charge of 2 out of its 3 credits; large covers all 45 asked of it.
+    expect(kinds.filter((k) => k === 'charged')).toHaveLength(1 + 45);
+    expect(await ledger.balance(small.id)).toBe(1);
+    expect(await ledger.balance(large.id)).toBe(100 - 2 * 45);
+    expect((await audit(backend.store)).mismatches).toEqual([]);
+  });
+
   it('keeps charges, grants, limit changes and refunds racing on one workspace consistent (no deadlock)', async () => {
     const ws = await ledger.createWorkspace({ name: 'Busy', credits: 1000 });
     const key = await ledger.createKey(ws.id, {});
