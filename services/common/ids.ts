@@ -1,9 +1,24 @@
-import { createHash, randomInt } from 'node:crypto';
+import { createHash, randomBytes, randomInt } from 'node:crypto';
 import { ulid } from 'ulid';
 
-export const newRequestId = () => `req_${ulid()}`;
-export const newWorkspaceId = () => `ws_${ulid()}`;
-export const newKeyId = () => `key_${ulid()}`;
+/**
+ * ULID randomness from a pooled CSPRNG buffer: ulid's default asks the OS once per character,
+ * which showed up as ~12% of a busy server's CPU. A byte / 256 maps evenly onto 32 symbols.
+ */
+let pool = Buffer.alloc(0);
+let offset = 0;
+function pooledRandom(): number {
+  if (offset >= pool.length) {
+    pool = randomBytes(4096);
+    offset = 0;
+  }
+  return pool[offset++]! / 256;
+}
+const newUlid = () => ulid(undefined, pooledRandom);
+
+export const newRequestId = () => `req_${newUlid()}`;
+export const newWorkspaceId = () => `ws_${newUlid()}`;
+export const newKeyId = () => `key_${newUlid()}`;
 
 const BASE62 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 export const API_KEY_PATTERN = /^lk_live_[A-Za-z0-9]{32}$/;

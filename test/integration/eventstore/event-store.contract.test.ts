@@ -165,6 +165,7 @@ describe.each(backends)('event store contract on $name', (backend) => {
 
     // A failing batch moves neither the checkpoint nor the projection.
     await store.append(s, [{ type: 'C', data: {} }]);
+    await store.waitForCommitted();
     const failing: SubscriptionHandler = { name: seen.name, handle: async (tx, events) => { await seen.handle(tx, events); throw new Error('boom'); } };
     await expect(processBatch(store, failing)).rejects.toThrow('boom');
     expect(await count()).toBe(total);
