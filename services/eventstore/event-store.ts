@@ -20,7 +20,7 @@ export interface StoreTransaction {
   append(stream: string, events: NewEvent[], expected?: ExpectedVersion): Promise<RecordedEvent[]>;
 }
 
-interface EventRow {
+export interface EventRow {
   position: number;
   stream: string;
   version: number;
@@ -31,7 +31,7 @@ interface EventRow {
   recorded_at: Date | string;
 }
 
-const EVENT_COLUMNS =
+export const EVENT_COLUMNS =
   'position, stream, version, type, data, metadata, transaction_id::text AS transaction_id, recorded_at';
 
 export class EventStore {
@@ -186,7 +186,7 @@ async function bumpStreamVersion(
   return rows[0]?.version ?? null;
 }
 
-function toRecorded(row: EventRow): RecordedEvent {
+export function toRecorded(row: EventRow): RecordedEvent {
   return {
     position: Number(row.position),
     stream: row.stream,

@@ -1,4 +1,4 @@
-import type { EventStore, InlineProjection } from '../eventstore/event-store';
+import { EVENT_COLUMNS, toRecorded, type EventRow, type EventStore, type InlineProjection } from '../eventstore/event-store';
 import type { SqlExecutor } from '../eventstore/sql';
 import { catchUp, readCheckpoint, resetSubscription, type SubscriptionHandler } from '../eventstore/subscription';
 import type { Checkpoint, RecordedEvent } from '../eventstore/types';
@@ -6,17 +6,6 @@ import { INLINE_PROJECTIONS, INLINE_TABLES } from './inline';
 import { usageProjection } from './usage';
 
 const PAGE_SIZE = 1000;
-
-interface EventRow {
-  position: number;
-  stream: string;
-  version: number;
-  type: string;
-  data: unknown;
-  metadata: Record<string, unknown> | null;
-  transaction_id: string;
-  recorded_at: Date | string;
-}
 
 /**
  * Every event that `executor` can see, after `afterPosition`, in position order. Positions of one
@@ -27,21 +16,11 @@ interface EventRow {
  * workspace, which would replay balances in the wrong order.)
  */
 export async function readLogPage(executor: SqlExecutor, afterPosition: number, limit = PAGE_SIZE): Promise<RecordedEvent[]> {
-  const { rows } = await executor.query<EventRow>(
-    `SELECT position, stream, version, type, data, metadata, transaction_id::text AS transaction_id, recorded_at
-       FROM events WHERE position > $1 ORDER BY position LIMIT $2`,
-    [afterPosition, limit],
-  );
-  return rows.map((row) => ({
-    position: Number(row.position),
-    stream: row.stream,
-    version: Number(row.version),
-    type: row.type,
-    data: row.data,
-    metadata: row.metadata ?? {},
-    transactionId: row.transaction_id,
-    recordedAt: row.recorded_at instanceof Date ? row.recorded_at : new Date(row.recorded_at),
-  }));
+  const { rows } = await executor.query<EventRow>(`SELECT ${EVENT_COLUMNS} FROM events WHERE position > $1 ORDER BY position LIMIT $2`, [
+    afterPosition,
+    limit,
+  ]);
+  return rows.map(toRecorded);
 }
 
 export interface RebuildResult {
