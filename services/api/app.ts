@@ -1,6 +1,6 @@
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { ApiError, errorBody } from '../../contracts/errors';
-import { invalidJsonDetail, isJsonContentType, parseBody, unsupportedContentTypeDetail } from '../../contracts/validation';
+import { invalidJsonDetail, isJsonContentType, parseValue, unsupportedContentTypeDetail } from '../../contracts/validation';
 import { newRequestId } from '../common/ids';
 import type { Config } from '../config/config';
 import type { EventStore } from '../eventstore/event-store';
@@ -143,19 +143,26 @@ export function docsUrlFor(config: Config, req: FastifyRequest): string {
   return `${req.protocol}://${host}/docs`;
 }
 
-/** JSON body of a POST, validated against its schema; every problem a 400 with details. */
-export function jsonBody<T>(req: FastifyRequest, schema: import('zod').ZodType<T>): T {
-  const contentType = req.headers['content-type'];
-  if (!isJsonContentType(contentType)) throw new ApiError('invalid_request', { details: [unsupportedContentTypeDetail()] });
-  let value: unknown;
+/** The JSON value of a POST body: wrong content type or invalid JSON is a 400 with details. */
+export function readJson(req: FastifyRequest): unknown {
+  if (!isJsonContentType(req.headers['content-type'])) throw new ApiError('invalid_request', { details: [unsupportedContentTypeDetail()] });
   try {
-    value = JSON.parse(typeof req.body === 'string' ? req.body : '');
+    return JSON.parse(typeof req.body === 'string' ? req.body : '');
   } catch {
     throw new ApiError('invalid_request', { details: [invalidJsonDetail()] });
   }
-  const parsed = parseBody(schema, value, contentType);
+}
+
+/** A decoded body checked against its schema; every problem field a 400 detail. */
+export function validated<T>(schema: import('zod').ZodType<T>, json: unknown): T {
+  const parsed = parseValue(schema, json);
   if (!parsed.ok) throw new ApiError('invalid_request', { details: parsed.details });
   return parsed.value;
+}
+
+/** JSON body of a POST, validated against its schema. */
+export function jsonBody<T>(req: FastifyRequest, schema: import('zod').ZodType<T>): T {
+  return validated(schema, readJson(req));
 }
 
 export type LookupRouteHelpers = { deps: AppDeps; shedder: LoadShedder };

@@ -6,7 +6,7 @@ import type { Ledger } from '../ledger/ledger';
 import { chargeForOutcome, refundOwed, successPrice } from '../ledger/pricing';
 import { aliases, companyAlias, companyAliases, entities, normalizeQuery, personAlias, personAliases } from './aliases';
 import { ageSeconds, cacheDecision, type CacheDecision } from './freshness';
-import { parseCompanyReference, parseDomain, parsePersonReference } from './references';
+import { parseDomain, type CompanyReference, type PersonReference } from './references';
 import type { Source, SourceResult } from './source/source';
 
 /** Who is asking, and the billing state of this one request (read by the error renderer too). */
@@ -59,10 +59,8 @@ export class LookupService {
     private readonly clock: () => Date = () => new Date(),
   ) {}
 
-  async company(ctx: CallContext, url: string, maxAge: number): Promise<LookupAnswer> {
-    const parsed = parseCompanyReference(url);
-    if (!parsed.ok) throw new ApiError('invalid_company_reference');
-    const ref = parsed.ref;
+  /** References arrive parsed: refusing a malformed one is the HTTP layer's job, before any charge. */
+  async company(ctx: CallContext, ref: CompanyReference, maxAge: number): Promise<LookupAnswer> {
     const alias = companyAlias(ref);
     return this.run(ctx, maxAge, {
       operation: 'company',
@@ -73,10 +71,8 @@ export class LookupService {
     });
   }
 
-  async domain(ctx: CallContext, input: string, maxAge: number): Promise<LookupAnswer> {
-    const parsed = parseDomain(input);
-    if (!parsed.ok) throw new ApiError('invalid_domain');
-    const domain = parsed.domain;
+  /** `domain` is already the registrable domain (see parseDomain). */
+  async domain(ctx: CallContext, domain: string, maxAge: number): Promise<LookupAnswer> {
     const alias = aliases.domain(domain);
     const answer = await this.run(ctx, maxAge, {
       operation: 'domain',
@@ -90,10 +86,7 @@ export class LookupService {
     return { ...answer, resolved: { domain, confirmed: websiteDomain.ok && websiteDomain.domain === domain } };
   }
 
-  async person(ctx: CallContext, url: string, maxAge: number): Promise<LookupAnswer> {
-    const parsed = parsePersonReference(url);
-    if (!parsed.ok) throw new ApiError('invalid_person_reference');
-    const ref = parsed.ref;
+  async person(ctx: CallContext, ref: PersonReference, maxAge: number): Promise<LookupAnswer> {
     const alias = personAlias(ref);
     return this.run(ctx, maxAge, {
       operation: ref.kind === 'url' ? 'person_url' : 'person_name',

@@ -5,7 +5,7 @@ import { idempotencyKeyProblem } from '../../../contracts/validation';
 import { fingerprint, isStoredOutcome, type StoredResponse } from '../../idempotency/idempotency';
 import type { CallContext, LookupAnswer } from '../../lookup/lookup-service';
 import { parseCompanyReference, parseDomain, parsePersonReference } from '../../lookup/references';
-import { jsonBody, renderError, toApiError, type LookupRouteHelpers } from '../app';
+import { readJson, renderError, toApiError, validated, type LookupRouteHelpers } from '../app';
 
 /** Headers an idempotent replay repeats from the original answer. */
 const REPLAYED_HEADERS = ['x-request-id', 'x-credits-charged', 'x-credits-remaining', 'x-cache', 'age'];
@@ -15,26 +15,33 @@ export function registerLookupRoutes(app: FastifyInstance, helpers: LookupRouteH
   const config = { area: 'lookup' as const };
 
   app.post('/v1/company', { config }, async (req, reply) => {
-    const body = jsonBody(req, CompanyLookupRequest);
-    if (!parseCompanyReference(body.url).ok) throw new ApiError('invalid_company_reference');
-    return runLookup(helpers, req, reply, '/v1/company', (ctx) => lookups.company(ctx, body.url, body.max_age));
+    const json = readJson(req);
+    const body = validated(CompanyLookupRequest, json);
+    const parsed = parseCompanyReference(body.url);
+    if (!parsed.ok) throw new ApiError('invalid_company_reference');
+    return runLookup(helpers, req, reply, '/v1/company', json, (ctx) => lookups.company(ctx, parsed.ref, body.max_age));
   });
 
   app.post('/v1/domain', { config }, async (req, reply) => {
-    const body = jsonBody(req, DomainLookupRequest);
-    if (!parseDomain(body.domain).ok) throw new ApiError('invalid_domain');
-    return runLookup(helpers, req, reply, '/v1/domain', (ctx) => lookups.domain(ctx, body.domain, body.max_age));
+    const json = readJson(req);
+    const body = validated(DomainLookupRequest, json);
+    const parsed = parseDomain(body.domain);
+    if (!parsed.ok) throw new ApiError('invalid_domain');
+    return runLookup(helpers, req, reply, '/v1/domain', json, (ctx) => lookups.domain(ctx, parsed.domain, body.max_age));
   });
 
   app.post('/v1/person', { config }, async (req, reply) => {
-    const body = jsonBody(req, PersonLookupRequest);
-    if (!parsePersonReference(body.url).ok) throw new ApiError('invalid_person_reference');
-    return runLookup(helpers, req, reply, '/v1/person', (ctx) => lookups.person(ctx, body.url, body.max_age));
+    const json = readJson(req);
+    const body = validated(PersonLookupRequest, json);
+    const parsed = parsePersonReference(body.url);
+    if (!parsed.ok) throw new ApiError('invalid_person_reference');
+    return runLookup(helpers, req, reply, '/v1/person', json, (ctx) => lookups.person(ctx, parsed.ref, body.max_age));
   });
 
   app.post('/v1/search', { config }, async (req, reply) => {
-    const body = jsonBody(req, SearchRequest);
-    return runLookup(helpers, req, reply, '/v1/search', (ctx) => lookups.search(ctx, body.query, body.limit, body.max_age));
+    const json = readJson(req);
+    const body = validated(SearchRequest, json);
+    return runLookup(helpers, req, reply, '/v1/search', json, (ctx) => lookups.search(ctx, body.query, body.limit, body.max_age));
   });
 }
 
@@ -48,6 +55,8 @@ async function runLookup(
   req: FastifyRequest,
   reply: FastifyReply,
   endpoint: string,
+  /** The body as sent: the Idempotency-Key fingerprint compares it canonically. */
+  json: unknown,
   lookup: (ctx: CallContext) => Promise<LookupAnswer>,
 ) {
   const key = req.apiKey!;
@@ -60,7 +69,7 @@ async function runLookup(
   let slot: Awaited<ReturnType<typeof deps.slots.acquire>> = null;
   try {
     if (idempotencyKey !== undefined) {
-      const begun = await deps.idempotency.begin(key.workspaceId, idempotencyKey, fingerprint(endpoint, JSON.parse(req.body as string)));
+      const begun = await deps.idempotency.begin(key.workspaceId, idempotencyKey, fingerprint(endpoint, json));
       if (begun.kind === 'replay') return replay(reply, begun.response);
       if (begun.kind === 'in_use') throw new ApiError('idempotency_key_in_use', { retryAfterSeconds: 1 });
       if (begun.kind === 'reused') throw new ApiError('idempotency_key_reused');
