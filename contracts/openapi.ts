@@ -147,20 +147,8 @@ const LOOKUP_ERROR_CODES_COMMON: ErrorCode[] = [
   'timeout',
 ];
 
-const SEARCH_ERROR_CODES: ErrorCode[] = [
-  'invalid_request',
-  'unauthorized',
-  'insufficient_credits',
-  'rate_limited',
-  'concurrency_limited',
-  'internal_error',
-  'upstream_error',
-  'parse_error',
-  'blocked',
-  'source_rate_limited',
-  'no_capacity',
-  'timeout',
-];
+/** Search answers like a lookup (Idempotency-Key included) but has no not-found. */
+const SEARCH_ERROR_CODES: ErrorCode[] = LOOKUP_ERROR_CODES_COMMON.filter((code) => code !== 'not_found');
 
 const CACHE_ERROR_CODES: ErrorCode[] = ['invalid_request', 'unauthorized', 'rate_limited', 'internal_error'];
 const META_ERROR_CODES: ErrorCode[] = ['rate_limited', 'internal_error'];
@@ -337,6 +325,7 @@ export function buildOpenApiDocument(opts: OpenApiOptions = {}): Record<string, 
           operationId: 'search',
           tags: ['Search'],
           summary: 'Web search results as JSON',
+          parameters: [IdempotencyKeyHeader],
           requestBody: jsonBody(SearchRequest),
           responses: {
             '200': {
@@ -344,7 +333,7 @@ export function buildOpenApiDocument(opts: OpenApiOptions = {}): Record<string, 
               headers: lookupSuccessHeaders,
               content: { 'application/json': { schema: SearchResponse } },
             },
-            ...errorResponses(SEARCH_ERROR_CODES, docsUrl, false),
+            ...errorResponses(SEARCH_ERROR_CODES, docsUrl, true),
           },
         },
       },
