@@ -190,10 +190,6 @@ export function isErrorCode(value: string): value is ErrorCode {
   return Object.prototype.hasOwnProperty.call(ERROR_CATALOGUE, value);
 }
 
-export function catalogueEntry(code: ErrorCode): ErrorCatalogueEntry {
-  return ERROR_CATALOGUE[code];
-}
-
 /** Statuses on which `Retry-After` is always sent (decisions.md "Limits"). */
 export function statusCarriesRetryAfter(status: number): boolean {
   return status === 429 || status === 503 || status === 504;

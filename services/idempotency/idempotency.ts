@@ -34,11 +34,6 @@ export function fingerprint(endpoint: string, body: unknown): string {
   return createHash('sha256').update(endpoint).update('\n').update(canonicalBody).digest('hex');
 }
 
-/** 1–255 printable ASCII characters (decisions.md); anything else is 400 invalid_request. */
-export function isValidIdempotencyKey(key: string): boolean {
-  return /^[\x20-\x7e]{1,255}$/.test(key);
-}
-
 /** Only outcomes that ran to a definitive answer are stored: 200 and the lookups' 404s. */
 export function isStoredOutcome(status: number): boolean {
   return status === 200 || status === 404;

@@ -1,6 +1,10 @@
 // Pure rules of the idempotency area (no server needed); kept beside the store's tests.
 import { describe, expect, it } from 'vitest';
-import { fingerprint, isStoredOutcome, isValidIdempotencyKey } from '../../../services/idempotency/idempotency';
+import { idempotencyKeyProblem } from '../../../contracts/validation';
+import { fingerprint, isStoredOutcome } from '../../../services/idempotency/idempotency';
+
+/** The one check the HTTP layer applies to the header. */
+const isValidIdempotencyKey = (key: string) => idempotencyKeyProblem(key) === null;
 
 describe('idempotency fingerprint', () => {
   it('is a sha256 hex digest', () => {
