@@ -12,6 +12,15 @@ export function contentHash(data: unknown): string {
   return `sha256:${createHash('sha256').update(canonical, 'utf8').digest('hex')}`;
 }
 
+/**
+ * The same value with its object keys in RFC 8785 order, so that serialising it gives the very
+ * text `content_hash` covers. Profiles are put in this order once, where they enter the service
+ * (live from the source, or read from the cache, whose jsonb reorders keys), not per answer.
+ */
+export function inCanonicalOrder<T>(value: T): T {
+  return JSON.parse(canonicalJson(value)) as T;
+}
+
 /** The RFC 8785 canonical JSON text itself, for callers that compare bodies canonically. */
 export function canonicalJson(value: unknown): string {
   const canonical = canonicalize(value);

@@ -179,15 +179,38 @@ export const ERROR_CATALOGUE = {
     billing: 'refunded',
     message: "A failure on the service's side.",
   },
+  // Not in service-spec.md's table: a dependency of ours (database, Redis) is unreachable for a
+  // moment. The caller did nothing wrong and may retry; whatever was charged is refunded.
+  service_unavailable: {
+    status: 503,
+    type: 'api_error',
+    retryable: true,
+    billing: 'refunded',
+    message: 'The service cannot complete calls right now. Retry after Retry-After.',
+    defaultRetryAfterSeconds: 2,
+  },
+  // Not in service-spec.md's table: the workspace console (issue 14). The caller is signed in
+  // but may not do this: a `member` managing members, or a state-changing call without its
+  // session's CSRF token or from another origin (`reason`: not_owner, csrf).
+  forbidden: {
+    status: 403,
+    type: 'authentication_error',
+    retryable: false,
+    billing: 'never_charged',
+    message: 'Signed in, but not allowed to do this.',
+  },
 } as const satisfies Record<string, ErrorCatalogueEntry>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOGUE;
+
+/** The message of a per-client-address bucket's 429 (no key, the console): no API key ran out. */
+export const ANONYMOUS_RATE_LIMITED = 'Too many requests from this client address. Wait for Retry-After.';
 
 /** All codes, in catalogue order (the spec table's order). */
 export const ERROR_CODES = Object.keys(ERROR_CATALOGUE) as [ErrorCode, ...ErrorCode[]];
 
 export function isErrorCode(value: string): value is ErrorCode {
-  return Object.prototype.hasOwnProperty.call(ERROR_CATALOGUE, value);
+  return  Object.hasOwn(ERROR_CATALOGUE, value);
 }
 
 /** Statuses on which `Retry-After` is always sent (decisions.md "Limits"). */
@@ -213,12 +236,20 @@ export interface Detail {
   message: string;
 }
 
+/** What a call cost and the workspace balance after it (null: not known here). */
+export interface Billing {
+  charged: number;
+  balance: number | null;
+}
+
 export interface ApiErrorOptions {
   message?: string;
   details?: Detail[];
   reason?: string;
   retryAfterSeconds?: number;
   cause?: unknown;
+  /** Set once the call reached the ledger: the envelope's meta then reports it. */
+  billing?: Billing;
 }
 
 export class ApiError extends Error {
@@ -229,6 +260,7 @@ export class ApiError extends Error {
   readonly details?: Detail[];
   readonly reason?: string;
   readonly retryAfterSeconds?: number;
+  readonly billing?: Billing;
 
   constructor(code: ErrorCode, opts: ApiErrorOptions = {}) {
     const entry: ErrorCatalogueEntry = ERROR_CATALOGUE[code];
@@ -240,6 +272,7 @@ export class ApiError extends Error {
     this.retryable = entry.retryable;
     if (opts.details !== undefined) this.details = opts.details;
     if (opts.reason !== undefined) this.reason = opts.reason;
+    if (opts.billing !== undefined) this.billing = opts.billing;
     const retryAfter = opts.retryAfterSeconds ?? entry.defaultRetryAfterSeconds;
     // Retry-After is a whole number of seconds and never 0 (a 0 would invite a hot retry loop).
     if (retryAfter !== undefined) this.retryAfterSeconds = Math.max(1, Math.ceil(retryAfter));
@@ -309,12 +342,22 @@ export function errorCatalogueList(docsUrl: string): { data: ErrorCatalogueListE
   };
 }
 
-const BILLING_TEXT: Record<BillingRule, string> = {
-  never_charged: 'Never charged.',
-  not_found_price:
-    "Charged at the lookup's not-found price (1 credit by company reference or person, 4 by website domain); free when answered from the cache.",
-  refunded: 'Refunded automatically: X-Credits-Charged shows 0.',
-};
+/** `notFoundPrices`: the live not-found prices in words (from the price table). */
+function billingText(rule: BillingRule, notFoundPrices: string): string {
+  switch (rule) {
+    case 'never_charged':
+      return 'Never charged.';
+    case 'not_found_price':
+      return `Charged at the lookup's not-found price (${notFoundPrices}); free when answered from the cache.`;
+    case 'refunded':
+      return 'Refunded automatically: `credits_charged` and `X-Credits-Charged` show 0.';
+  }
+}
+
+/** Text with `code spans`, as HTML: escaped, each backtick pair a <code> element (never literal backticks). */
+export function inlineCodeHtml(text: string): string {
+  return escapeHtml(text).replace(/`([^`]+)`/g, '<code>$1</code>');
+}
 
 export function escapeHtml(text: string): string {
   return text
@@ -325,8 +368,11 @@ export function escapeHtml(text: string): string {
     .replace(/'/g, '&#39;');
 }
 
-/** The human page behind `error.doc_url`: one element with `id="<code>"` per code. */
-export function renderErrorsDocHtml(docsUrl: string): string {
+/**
+ * The human page behind `error.doc_url`: one element with `id="<code>"` per code.
+ * `notFoundPrices`: the live not-found prices in words (services/ledger/pricing.ts).
+ */
+export function renderErrorsDocHtml(docsUrl: string, notFoundPrices: string): string {
   const sections = ERROR_CODES.map((code) => {
     const entry: ErrorCatalogueEntry = ERROR_CATALOGUE[code];
     const retryAfter = statusCarriesRetryAfter(entry.status)
@@ -338,9 +384,9 @@ export function renderErrorsDocHtml(docsUrl: string): string {
 <dt>HTTP status</dt><dd>${entry.status}</dd>
 <dt>error.type</dt><dd><code>${entry.type}</code></dd>
 <dt>Retryable</dt><dd>${entry.retryable ? 'yes' : 'no'}</dd>
-<dt>Billing</dt><dd>${escapeHtml(BILLING_TEXT[entry.billing])}</dd>
+<dt>Billing</dt><dd>${inlineCodeHtml(billingText(entry.billing, notFoundPrices))}</dd>
 </dl>
-<p>${escapeHtml(entry.message)}</p>
+<p>${inlineCodeHtml(entry.message)}</p>
 ${retryAfter}
 </section>`;
   }).join('\n');

@@ -70,6 +70,35 @@ export const EVENT_SCHEMAS = {
     reason: z.string(),
     fetched_at: z.iso.datetime(),
   }),
+  // The workspace console (issue 14). Membership events live on `members-<workspace_id>`;
+  // `actor` is who did it: a member id, or `operator` (the admin token).
+  MemberInvited: z.object({
+    workspace_id: workspaceId,
+    invitation_id: z.string().startsWith('inv_'),
+    email: z.string(),
+    role: z.enum(['owner', 'member']),
+    /** SHA-256 of the one-time token; the token itself is only in the link. */
+    token_hash: z.string().regex(/^[0-9a-f]{64}$/),
+    expires_at: z.iso.datetime(),
+    actor: z.string(),
+  }),
+  InvitationCancelled: z.object({ workspace_id: workspaceId, invitation_id: z.string().startsWith('inv_'), actor: z.string() }),
+  InvitationAccepted: z.object({
+    workspace_id: workspaceId,
+    invitation_id: z.string().startsWith('inv_'),
+    member_id: z.string().startsWith('mem_'),
+    email: z.string(),
+    role: z.enum(['owner', 'member']),
+    actor: z.string(),
+  }),
+  MemberRoleChanged: z.object({ workspace_id: workspaceId, member_id: z.string().startsWith('mem_'), role: z.enum(['owner', 'member']), actor: z.string() }),
+  MemberRemoved: z.object({ workspace_id: workspaceId, member_id: z.string().startsWith('mem_'), actor: z.string() }),
+  /** The hash itself is plain state (member_credentials), never in the log. */
+  PasswordChanged: z.object({ workspace_id: workspaceId, member_id: z.string().startsWith('mem_'), actor: z.string() }),
+  /** On the key's stream. */
+  ApiKeyRenamed: z.object({ key_id: keyId, workspace_id: workspaceId, name: z.string().nullable(), actor: z.string() }),
+  /** On the key's stream, right after its ApiKeyCreated, when a member created it in the console. */
+  ApiKeyCreatedBy: z.object({ key_id: keyId, workspace_id: workspaceId, actor: z.string() }),
 } as const;
 
 export type EventType = keyof typeof EVENT_SCHEMAS;
@@ -86,6 +115,14 @@ export const EVENT_SCHEMA_VERSION: Record<EventType, number> = {
   LookupCompleted: 1,
   ProfileFetched: 1,
   ProfileNotFound: 1,
+  MemberInvited: 1,
+  InvitationCancelled: 1,
+  InvitationAccepted: 1,
+  MemberRoleChanged: 1,
+  MemberRemoved: 1,
+  PasswordChanged: 1,
+  ApiKeyRenamed: 1,
+  ApiKeyCreatedBy: 1,
 };
 
 /** A new event, its data checked against the contract before it reaches the log. */
@@ -102,6 +139,7 @@ export const streams = {
   apiKey: (id: string) => `apikey-${id}`,
   company: (id: string) => `company-${id}`,
   person: (publicIdentifier: string) => `person-${publicIdentifier}`,
+  search: (limit: number, normalizedQuery: string) => `search-${limit}-${normalizedQuery}`,
   /** Not-found answers have no entity: they live on the stream of the reference that was asked. */
   notFound: (alias: string) => `notfound-${alias}`,
 };

@@ -1,11 +1,15 @@
 import { z } from 'zod';
 import { DETAIL_ISSUES, ERROR_CODES, ERROR_TYPES } from './errors';
+import { Operation } from './events';
 import { CompanyProfile, PersonProfile } from './profiles';
+import { text } from './text';
 
 /**
  * Zod schemas of every HTTP request and response body (service-spec.md + decisions.md).
  * Request bodies are strict (an unknown field is an error); response schemas describe exactly
- * what the service sends and feed the OpenAPI document.
+ * what the service sends and feed the OpenAPI document. Request bodies have no component id: they
+ * stay inline under `requestBody`, where generators such as openapi-typescript keep a field with a
+ * `default` optional (as a named component, it would come out required).
  */
 
 // ---------- building blocks ----------
@@ -15,8 +19,8 @@ export const MAX_AGE_MIN_SECONDS = 0;
 export const MAX_AGE_MAX_SECONDS = 315_360_000;
 export const MAX_AGE_DEFAULT_SECONDS = 2_592_000;
 
-/** Any request string: non-empty, at most 2048 characters. */
-const requestString = () => z.string().min(1).max(MAX_STRING_CHARS);
+/** A lookup reference: 1–2048 characters of storable, non-blank text; its parser judges the rest. */
+const referenceString = () => text({ max: MAX_STRING_CHARS, kind: 'reference' });
 
 export const MaxAge = z
   .int()
@@ -47,33 +51,30 @@ export const ContentHash = z
 
 export const CompanyLookupRequest = z
   .strictObject({
-    url: requestString().meta({
+    url: referenceString().meta({
       description: 'A company reference: page URL in any variant or case, slug, old slug, numeric id or URN.',
       example: 'https://www.linkedin.com/company/acme-robotics/',
     }),
     max_age: MaxAge,
-  })
-  .meta({ id: 'CompanyLookupRequest' });
+  });
 
 export const DomainLookupRequest = z
   .strictObject({
-    domain: requestString().meta({
+    domain: referenceString().meta({
       description: 'A website host or URL on a public domain; reduced to its registrable domain.',
       example: 'acmerobotics.com',
     }),
     max_age: MaxAge,
-  })
-  .meta({ id: 'DomainLookupRequest' });
+  });
 
 export const PersonLookupRequest = z
   .strictObject({
-    url: requestString().meta({
+    url: referenceString().meta({
       description: "A profile URL (`/in/<id>`) or the person's name.",
       example: 'https://www.linkedin.com/in/jane-doe-42',
     }),
     max_age: MaxAge,
-  })
-  .meta({ id: 'PersonLookupRequest' });
+  });
 
 export const SEARCH_QUERY_MAX_CHARS = 256;
 export const SEARCH_LIMIT_MAX = 50;
@@ -81,30 +82,31 @@ export const SEARCH_LIMIT_DEFAULT = 10;
 
 export const SearchRequest = z
   .strictObject({
-    query: z.string().min(1).max(SEARCH_QUERY_MAX_CHARS).meta({ example: 'acme robotics' }),
-    limit: z.int().min(1).max(SEARCH_LIMIT_MAX).default(SEARCH_LIMIT_DEFAULT),
+    query: text({ max: SEARCH_QUERY_MAX_CHARS, kind: 'line' }).meta({
+      description: 'Free text: not blank, no control characters.',
+      example: 'acme robotics',
+    }),
+    limit: z.int().min(1).max(SEARCH_LIMIT_MAX).default(SEARCH_LIMIT_DEFAULT).meta({ description: 'Results wanted, 1–50. Default 10.' }),
     max_age: MaxAge,
-  })
-  .meta({ id: 'SearchRequest' });
+  });
 
 // ---------- cache area requests ----------
 
 export const CompanyCacheRequest = z
-  .strictObject({ url: requestString().meta({ description: 'A company reference, as for POST /v1/company.' }) })
-  .meta({ id: 'CompanyCacheRequest' });
+  .strictObject({ url: referenceString().meta({ description: 'A company reference, as for POST /v1/company.' }) });
 
 export const DomainCacheRequest = z
-  .strictObject({ domain: requestString().meta({ description: 'A website host or URL, as for POST /v1/domain.' }) })
-  .meta({ id: 'DomainCacheRequest' });
+  .strictObject({ domain: referenceString().meta({ description: 'A website host or URL, as for POST /v1/domain.' }) });
 
 export const PersonCacheRequest = z
-  .strictObject({ url: requestString().meta({ description: 'A profile URL or name, as for POST /v1/person.' }) })
-  .meta({ id: 'PersonCacheRequest' });
+  .strictObject({ url: referenceString().meta({ description: 'A profile URL or name, as for POST /v1/person.' }) });
 
 // ---------- success envelopes ----------
 
 export const CACHE_STATUSES = ['HIT', 'MISS', 'REFRESH'] as const;
-export const CacheStatus = z.enum(CACHE_STATUSES).meta({ id: 'CacheStatus' });
+export const CacheStatus = z
+  .enum(CACHE_STATUSES)
+  .meta({ id: 'CacheStatus', description: '`HIT`: a cached copy fresh enough; `MISS`: nothing cached, fetched live; `REFRESH`: the cached copy was older than `max_age`, fetched live. Equals X-Cache.' });
 
 export const CacheInfo = z
   .strictObject({
@@ -112,28 +114,28 @@ export const CacheInfo = z
     age_seconds: nonNegativeInt().meta({ description: 'Seconds since the data was fetched; equals the Age header.' }),
     fetched_at: isoDateTime().meta({ description: 'When the data was fetched live (ISO 8601, UTC).' }),
   })
-  .meta({ id: 'CacheInfo' });
+  .meta({ id: 'CacheInfo', description: 'Where the data came from and how old it is.' });
 
 export const LookupMeta = z
   .strictObject({
     request_id: RequestId,
     cache: CacheInfo,
     content_hash: ContentHash,
-    credits_charged: nonNegativeInt(),
-    credits_remaining: nonNegativeInt(),
+    credits_charged: nonNegativeInt().meta({ description: 'Credits charged for the call; equals X-Credits-Charged.' }),
+    credits_remaining: nonNegativeInt().meta({ description: 'The workspace balance after the call; equals X-Credits-Remaining.' }),
   })
-  .meta({ id: 'LookupMeta' });
+  .meta({ id: 'LookupMeta', description: 'About the call: request id, cache outcome, content hash and billing.' });
 
 export const ResolvedDomain = z
   .strictObject({
-    domain: z.string().meta({ example: 'acmerobotics.com' }),
+    domain: z.string().meta({ example: 'acmerobotics.com' }).meta({ description: 'The registrable domain that was looked up.' }),
     confirmed: z
       .boolean()
       .meta({ description: "True when the registrable domain of the company's `website` equals `domain`." }),
   })
-  .meta({ id: 'ResolvedDomain' });
+  .meta({ id: 'ResolvedDomain', description: 'Which domain was resolved, and whether the company website confirms it.' });
 
-export const DomainLookupMeta = LookupMeta.extend({ resolved: ResolvedDomain }).meta({ id: 'DomainLookupMeta' });
+export const DomainLookupMeta = LookupMeta.extend({ resolved: ResolvedDomain }).meta({ id: 'DomainLookupMeta', description: 'As for the other lookups, plus `resolved`.' });
 
 export const CompanyLookupResponse = z
   .strictObject({ data: CompanyProfile, meta: LookupMeta })
@@ -149,16 +151,19 @@ export const PersonLookupResponse = z
 
 export const SearchResult = z
   .strictObject({
-    position: z.int().min(1),
-    title: z.string(),
-    url: z.string(),
-    snippet: z.string(),
+    position: z.int().min(1).meta({ description: 'Rank, from 1.' }),
+    title: z.string().meta({ description: 'The title of the result.' }),
+    url: z.string().meta({ description: 'The address of the result.' }),
+    snippet: z.string().meta({ description: 'A short extract.' }),
   })
   .meta({ id: 'SearchResult' });
 
 export const SearchData = z
-  .strictObject({ query: z.string(), results: z.array(SearchResult) })
-  .meta({ id: 'SearchData' });
+  .strictObject({
+    query: z.string().meta({ description: 'The query as sent.' }),
+    results: z.array(SearchResult).meta({ description: 'The results, best first.' }),
+  })
+  .meta({ id: 'SearchData', description: 'The search results.' });
 
 export const SearchResponse = z.strictObject({ data: SearchData, meta: LookupMeta }).meta({ id: 'SearchResponse' });
 
@@ -168,10 +173,10 @@ export const SearchResponse = z.strictObject({ data: SearchData, meta: LookupMet
 export const AccountMeta = z
   .strictObject({
     request_id: RequestId,
-    credits_charged: nonNegativeInt(),
-    credits_remaining: nonNegativeInt(),
+    credits_charged: nonNegativeInt().meta({ description: 'Always 0: the call is free.' }),
+    credits_remaining: nonNegativeInt().meta({ description: 'The workspace balance.' }),
   })
-  .meta({ id: 'AccountMeta' });
+  .meta({ id: 'AccountMeta', description: 'About the call: request id; free, with the workspace balance.' });
 
 export const CacheEntryData = z
   .strictObject({
@@ -180,10 +185,10 @@ export const CacheEntryData = z
       .boolean()
       .meta({ description: 'True when the cached answer is a profile; false for a cached not-found or when nothing is cached.' }),
     fetched_at: isoDateTime().nullable().meta({ description: 'When the cached answer was fetched; null when nothing is cached.' }),
-    age_seconds: nonNegativeInt().nullable(),
+    age_seconds: nonNegativeInt().nullable().meta({ description: 'Seconds since the cached answer was fetched; null when nothing is cached.' }),
     content_hash: ContentHash.nullable().meta({ description: 'Hash of the cached profile; null unless `found`.' }),
   })
-  .meta({ id: 'CacheEntryData' });
+  .meta({ id: 'CacheEntryData', description: 'What the cache holds for the reference (never the profile itself).' });
 
 export const CacheEntryResponse = z
   .strictObject({ data: CacheEntryData, meta: AccountMeta })
@@ -197,7 +202,7 @@ export const CacheStatsData = z
     person: nonNegativeInt().meta({ description: 'Person answers (profiles and not-founds).' }),
     search: nonNegativeInt().meta({ description: 'Search result pages.' }),
   })
-  .meta({ id: 'CacheStatsData' });
+  .meta({ id: 'CacheStatsData', description: 'Cache entry counts.' });
 
 export const CacheStatsResponse = z
   .strictObject({ data: CacheStatsData, meta: AccountMeta })
@@ -207,18 +212,23 @@ export const CacheStatsResponse = z
 
 export const ErrorDetail = z
   .strictObject({
-    field: z.string().meta({ description: 'The body field, `body` for the body as a whole, or `Idempotency-Key`.' }),
-    issue: z.enum(DETAIL_ISSUES),
-    message: z.string(),
+    field: z.string().meta({
+      description:
+        'The body field, `body` for the body as a whole, or `Idempotency-Key`. For a request that is not well-formed: ' +
+        'the header at fault (`Content-Length`, `Transfer-Encoding`, `Host`, ...), `headers`, `path`, `method`, ' +
+        '`request_line` or `request`; in the admin API also the path or query parameter (`id`, `request_id`, ...).',
+    }),
+    issue: z.enum(DETAIL_ISSUES).meta({ description: 'What is wrong with the field.' }),
+    message: z.string().meta({ description: 'Human text naming the problem; it may change.' }),
   })
   .meta({ id: 'ErrorDetail' });
 
 export const ErrorObject = z
   .strictObject({
-    type: z.enum(ERROR_TYPES),
-    code: z.enum(ERROR_CODES),
-    message: z.string(),
-    retryable: z.boolean(),
+    type: z.enum(ERROR_TYPES).meta({ description: 'The family of the error.' }),
+    code: z.enum(ERROR_CODES).meta({ description: 'Stable machine code: build on it. One of the error catalogue (GET /v1/errors).' }),
+    message: z.string().meta({ description: 'Human text; it may change.' }),
+    retryable: z.boolean().meta({ description: 'True if the same request can succeed later.' }),
     doc_url: z.string().meta({ description: '`{docs_url}/errors#<code>`' }),
     retry_after_seconds: z.int().min(1).optional().meta({ description: 'Present when a wait is advised; equals Retry-After.' }),
     details: z.array(ErrorDetail).optional().meta({ description: 'Present for `invalid_request`.' }),
@@ -230,94 +240,128 @@ export const ErrorObject = z
           'On 404: `no_company`, `no_company_for_domain`, `no_profile_at_url`, `no_profile_for_name`, `no_public_page`.',
       }),
   })
-  .meta({ id: 'ErrorObject' });
+  .meta({ id: 'ErrorObject', description: 'What went wrong. Build on `code`.' });
 
 export const ErrorMeta = z
   .strictObject({
     request_id: RequestId,
-    credits_charged: nonNegativeInt(),
+    credits_charged: nonNegativeInt().meta({ description: 'Credits charged: the not-found price for a charged 404, else 0.' }),
     credits_remaining: nonNegativeInt()
       .nullable()
       .meta({ description: 'null where no workspace is known (401, unknown route without a key).' }),
   })
-  .meta({ id: 'ErrorMeta' });
+  .meta({ id: 'ErrorMeta', description: 'About the call: request id and billing.' });
 
 export const ErrorEnvelope = z.strictObject({ error: ErrorObject, meta: ErrorMeta }).meta({ id: 'ErrorEnvelope' });
 
 // ---------- Meta area ----------
 
-export const PRICED_OPERATIONS = ['company', 'domain', 'person_url', 'person_name', 'search'] as const;
-
 export const PricedOperationEntry = z
   .strictObject({
-    operation: z.enum(PRICED_OPERATIONS),
-    method: z.literal('POST'),
-    endpoint: z.string(),
-    description: z.string(),
+    operation: Operation.meta({ description: 'The priced operation.' }),
+    method: z.literal('POST').meta({ description: 'The HTTP method.' }),
+    endpoint: z.string().meta({ description: 'The path it is called at.' }),
+    description: z.string().meta({ description: 'What the operation is.' }),
     success_price: nonNegativeInt().meta({ description: 'Credits for a successful lookup, cache HIT included.' }),
     not_found_price: nonNegativeInt()
       .nullable()
       .meta({ description: 'Credits for a definitive not-found answered live; null where there is no not-found answer.' }),
-    not_found_free_from_cache: z.boolean(),
+    not_found_free_from_cache: z.boolean().meta({ description: 'True when a not-found answered from the cache is free.' }),
   })
   .meta({ id: 'PricedOperation' });
 
 export const FreeArea = z
   .strictObject({
-    area: z.enum(['cache', 'meta']),
-    price: z.literal(0),
-    endpoints: z.array(z.string()),
+    area: z.enum(['cache', 'meta']).meta({ description: 'The free area.' }),
+    price: z.literal(0).meta({ description: 'Always 0.' }),
+    endpoints: z.array(z.string()).meta({ description: '`METHOD /path` of each endpoint of the area.' }),
   })
   .meta({ id: 'FreeArea' });
 
 export const PricingResponse = z
   .strictObject({
-    unit: z.literal('credit'),
-    operations: z.array(PricedOperationEntry),
-    free: z.array(FreeArea),
-    notes: z.array(z.string()),
+    unit: z.literal('credit').meta({ description: 'Prices are in credits.' }),
+    operations: z.array(PricedOperationEntry).meta({ description: 'The charged operations.' }),
+    free: z.array(FreeArea).meta({ description: 'The free areas.' }),
+    notes: z.array(z.string()).meta({ description: 'Billing rules in words.' }),
   })
   .meta({ id: 'PricingResponse' });
 
 export const HealthResponse = z
   .strictObject({
-    status: z.enum(['ok', 'degraded']),
-    version: z.string().meta({ example: '1.0.0' }),
-    checks: z.record(z.string(), z.enum(['ok', 'fail'])).optional(),
+    status: z.enum(['ok', 'degraded']).meta({ description: '`ok`, or `degraded` (answered 503) when a dependency fails.' }),
+    version: z.string().meta({ example: '1.0.0' }).meta({ description: 'The API version.' }),
+    checks: z.record(z.string(), z.enum(['ok', 'fail'])).optional().meta({ description: 'Each dependency checked: `ok` or `fail`.' }),
   })
   .meta({ id: 'HealthResponse' });
 
+/** GET /v1/health/ready: 200 when every check passes, 503 with the same body naming each failure. */
+export const ReadinessResponse = z
+  .strictObject({
+    status: z.enum(['ok', 'degraded']).meta({ description: '`ok` when every check passed (200), else `degraded` (503).' }),
+    version: z.string().meta({ description: 'The API version.', example: '1.0.0' }),
+    checks: z.record(z.string(), z.enum(['ok', 'fail'])).meta({
+      description: '`database` (answers and takes writes), `redis` (when REDIS_URL is set), `usage_projection` and `relay` (when the relay runs here): within READY_MAX_LAG_EVENTS of the log.',
+      example: { database: 'ok', redis: 'ok', usage_projection: 'ok' },
+    }),
+    lag_events: z.record(z.string(), z.number().int().nonnegative()).meta({ description: 'Events each subscription is behind the log.', example: { usage_projection: 0 } }),
+    failures: z
+      .array(z.strictObject({ check: z.string().meta({ description: 'The failing check, as named in `checks`.' }), message: z.string().meta({ description: 'Why it failed.' }) }))
+      .meta({ description: 'Empty when ready.' }),
+  })
+  .meta({ id: 'ReadinessResponse' });
+
 export const ErrorCatalogueEntrySchema = z
   .strictObject({
-    code: z.enum(ERROR_CODES),
-    status: z.int(),
-    type: z.enum(ERROR_TYPES),
-    retryable: z.boolean(),
-    billing: z.enum(['never_charged', 'not_found_price', 'refunded']),
-    message: z.string(),
-    doc_url: z.string(),
+    code: z.enum(ERROR_CODES).meta({ description: 'The error code.' }),
+    status: z.int().meta({ description: 'Its HTTP status.' }),
+    type: z.enum(ERROR_TYPES).meta({ description: 'Its `error.type`.' }),
+    retryable: z.boolean().meta({ description: 'True if the same request can succeed later.' }),
+    billing: z.enum(['never_charged', 'not_found_price', 'refunded']).meta({ description: '`never_charged`, `not_found_price` (the lookup not-found price, free from the cache) or `refunded` (charged, then refunded: X-Credits-Charged shows 0).' }),
+    message: z.string().meta({ description: 'The default message.' }),
+    doc_url: z.string().meta({ description: 'Its entry in the error reference.' }),
   })
   .meta({ id: 'ErrorCatalogueEntry' });
 
 export const ErrorsListResponse = z
-  .strictObject({ data: z.array(ErrorCatalogueEntrySchema) })
+  .strictObject({ data: z.array(ErrorCatalogueEntrySchema).meta({ description: 'Every error code, in catalogue order.' }) })
   .meta({ id: 'ErrorsListResponse' });
 
 /** The OpenAPI document itself: any JSON object. */
 export const OpenApiDocumentResponse = z.record(z.string(), z.unknown()).meta({ id: 'OpenApiDocument' });
+export const AsyncApiDocumentResponse = z.record(z.string(), z.unknown()).meta({ id: 'AsyncApiDocument' });
 
 // ---------- Admin API (decisions.md "Admin API") ----------
 
 export const WORKSPACE_NAME_MAX_CHARS = 200;
 export const MAX_CONCURRENCY_DEFAULT = 8;
+export const MAX_CONCURRENCY_MAX = 1000;
 export const RATE_LIMIT_PER_MINUTE_DEFAULT = 600;
+export const RATE_LIMIT_PER_MINUTE_MAX = 100_000;
+/**
+ * Credits are JavaScript numbers end to end (JSON, the pg and PGlite int8 parsers): exact below
+ * 2^53 ≈ 9.007e15. A grant (or a workspace's initial credits) is at most 10^12 and a balance at
+ * most 10^15, so every sum the ledger forms stays exact.
+ */
+export const CREDITS_GRANT_MAX = 1_000_000_000_000;
+export const BALANCE_MAX = 1_000_000_000_000_000;
+/** Ids are `ws_` / `key_` / `req_` + 26 characters; anything much longer is no id of ours. */
+export const ID_MAX_CHARS = 100;
 
-const maxConcurrency = () => z.int().min(1).max(1000);
-const rateLimitPerMinute = () => z.int().min(1).max(100_000);
+const maxConcurrency = () =>
+  z.int().min(1).max(MAX_CONCURRENCY_MAX).meta({ description: `Lookups of the workspace in flight at once, 1–${MAX_CONCURRENCY_MAX}.` });
+const rateLimitPerMinute = () =>
+  z.int().min(1).max(RATE_LIMIT_PER_MINUTE_MAX).meta({ description: `Requests per minute of the key, 1–${RATE_LIMIT_PER_MINUTE_MAX}.` });
+/** Names of workspaces and keys: one line of text. */
+const nameString = () => text({ max: WORKSPACE_NAME_MAX_CHARS, kind: 'line' });
+const idString = () => text({ max: ID_MAX_CHARS, kind: 'id' });
+
+/** `{id}` of the admin paths: checked like any request string; an unknown id is 404 `not_found`. */
+export const AdminPathParams = z.strictObject({ id: idString() });
 
 export const WorkspaceCreateRequest = z.strictObject({
-  name: z.string().min(1).max(WORKSPACE_NAME_MAX_CHARS),
-  credits: z.int().nonnegative().default(0),
+  name: nameString(),
+  credits: z.int().min(0).max(CREDITS_GRANT_MAX).default(0).meta({ description: `Initial credits, 0–${CREDITS_GRANT_MAX}.` }),
   max_concurrency: maxConcurrency().default(MAX_CONCURRENCY_DEFAULT),
 });
 
@@ -333,14 +377,18 @@ export const WorkspaceResponse = WorkspaceCreatedResponse.extend({ created_at: i
 export const WorkspacePatchRequest = z.strictObject({ max_concurrency: maxConcurrency() });
 
 export const CreditsGrantRequest = z.strictObject({
-  amount: z.int().positive(),
-  reason: requestString().optional(),
+  amount: z
+    .int()
+    .min(1)
+    .max(CREDITS_GRANT_MAX)
+    .meta({ description: `Credits to add, 1–${CREDITS_GRANT_MAX}; the balance may not pass ${BALANCE_MAX}.` }),
+  reason: text({ max: MAX_STRING_CHARS, kind: 'line' }).optional(),
 });
 
 export const CreditsGrantResponse = z.strictObject({ balance: nonNegativeInt() });
 
 export const KeyCreateRequest = z.strictObject({
-  name: z.string().min(1).max(WORKSPACE_NAME_MAX_CHARS).optional(),
+  name: nameString().optional(),
   rate_limit_per_minute: rateLimitPerMinute().default(RATE_LIMIT_PER_MINUTE_DEFAULT),
 });
 
@@ -379,7 +427,7 @@ const queryInt = (min: number, max: number) =>
 const queryDay = () => z.union([isoDate(), isoDateTime()]);
 
 export const UsageQuery = z.strictObject({
-  key_id: z.string().min(1).max(MAX_STRING_CHARS).optional(),
+  key_id: idString().optional(),
   from: queryDay().optional(),
   to: queryDay().optional(),
 });
@@ -399,10 +447,17 @@ export const UsageResponse = z.strictObject({ data: z.array(UsageRow) });
 export const LEDGER_LIMIT_DEFAULT = 100;
 export const LEDGER_LIMIT_MAX = 1000;
 
+/** `as_of`: an instant (UTC offset required); the answer is as the log stood then, replayed from it. */
+const asOf = () =>
+  isoDateTime().meta({ description: 'An instant: the answer as it stood then, replayed from the event log (events recorded at or before it).' });
+
+export const WorkspaceQuery = z.strictObject({ as_of: asOf().optional() });
+
 export const LedgerQuery = z.strictObject({
-  request_id: z.string().min(1).max(MAX_STRING_CHARS).optional(),
+  request_id: idString().optional(),
   after: queryInt(0, Number.MAX_SAFE_INTEGER).optional(),
   limit: queryInt(1, LEDGER_LIMIT_MAX).default(LEDGER_LIMIT_DEFAULT),
+  as_of: asOf().optional(),
 });
 
 export const LedgerEntry = z.strictObject({
@@ -420,6 +475,67 @@ export const LedgerResponse = z.strictObject({
   next: nonNegativeInt().nullable().meta({ description: 'The `after` value of the next page; null on the last page.' }),
 });
 
+/** A half-open period `[from, to)` of recording time, as instants. */
+const period = {
+  from: isoDateTime().meta({ description: 'Start of the period, included (an instant, e.g. 2025-06-01T00:00:00Z).' }),
+  to: isoDateTime().meta({ description: 'End of the period, excluded.' }),
+};
+
+export const StatementQuery = z.strictObject({
+  ...period,
+  format: z.enum(['json', 'csv']).default('json').meta({ description: '`csv`: one line per ledger entry of the period, with its event position and hash.' }),
+});
+
+export const StatementOperation = z.strictObject({
+  operation: z.string(),
+  calls: nonNegativeInt(),
+  charged: nonNegativeInt(),
+  refunded: nonNegativeInt(),
+});
+
+export const StatementResponse = z
+  .strictObject({
+    workspace_id: z.string(),
+    from: isoDateTime(),
+    to: isoDateTime(),
+    opening_balance: nonNegativeInt().meta({ description: 'The sum of every ledger entry recorded before `from`.' }),
+    credits_granted: nonNegativeInt(),
+    charged: nonNegativeInt(),
+    refunded: nonNegativeInt(),
+    closing_balance: nonNegativeInt().meta({ description: 'opening_balance + credits_granted − charged + refunded; the next period\'s opening balance.' }),
+    calls: nonNegativeInt().meta({ description: 'Calls charged in the period.' }),
+    by_operation: z.array(StatementOperation),
+    entries: nonNegativeInt().meta({ description: 'Ledger entries (events) in the period: the lines of `format=csv`.' }),
+    first_position: nonNegativeInt().nullable(),
+    last_position: nonNegativeInt().nullable(),
+  })
+  .meta({ description: 'What the ledger did over `[from, to)`.' });
+
+export const LedgerExportQuery = z.strictObject({
+  ...period,
+  after: queryInt(0, Number.MAX_SAFE_INTEGER).optional(),
+  limit: queryInt(1, 10_000).default(1000),
+});
+
+export const LedgerExportLine = z.strictObject({
+  workspace_id: z.string(),
+  position: nonNegativeInt(),
+  recorded_at: isoDateTime(),
+  type: z.string(),
+  operation: z.string().nullable(),
+  request_id: z.string().nullable(),
+  key_id: z.string().nullable(),
+  credits: z.int(),
+  balance_after: nonNegativeInt(),
+  event_hash: z.string().nullable(),
+});
+
+export const LedgerExportResponse = z.strictObject({ data: z.array(LedgerExportLine), next: nonNegativeInt().nullable() });
+
+export const UsageExportQuery = z.strictObject(period);
+
+export const UsageExportResponse = z.strictObject({ data: z.array(UsageRow.extend({ workspace_id: z.string(), key_id: z.string() })) });
+
 export const AuditMismatch = z.strictObject({
   projection: z.string().meta({ description: 'The projection table that disagrees with the replayed log, e.g. workspaces.' }),
   key: z.string().meta({ description: 'The row: a workspace id, key id, ledger position, request id, alias…' }),
@@ -428,11 +544,24 @@ export const AuditMismatch = z.strictObject({
   actual: z.unknown().meta({ description: 'What the projection holds.' }),
 });
 
+export const ChainBreak = z.strictObject({
+  workspace_id: z.string(),
+  position: nonNegativeInt().meta({ description: 'The log position of the first event of the chain that does not hold.' }),
+  stream: z.string(),
+  version: nonNegativeInt(),
+  field: z.enum(['prev_hash', 'hash']).meta({ description: '`prev_hash`: the link to the previous ledger event is wrong; `hash`: the event is not the one that was hashed.' }),
+  expected: z.string().nullable(),
+  actual: z.unknown(),
+});
+
 export const AuditResponse = z.strictObject({
   ok: z.boolean(),
   events: nonNegativeInt(),
   workspaces: nonNegativeInt(),
   mismatches: z.array(AuditMismatch),
+  chains: z
+    .strictObject({ checked: nonNegativeInt(), broken: z.array(ChainBreak) })
+    .meta({ description: "The ledger's hash chains, one per workspace, and the first broken link of each broken one." }),
 });
 
 // ---------- TypeScript types ----------
@@ -466,11 +595,13 @@ export type ErrorDetail = z.infer<typeof ErrorDetail>;
 export type ErrorObject = z.infer<typeof ErrorObject>;
 export type ErrorMeta = z.infer<typeof ErrorMeta>;
 export type ErrorEnvelope = z.infer<typeof ErrorEnvelope>;
-export type PricedOperation = (typeof PRICED_OPERATIONS)[number];
+/** Every operation of the event log is a priced lookup. */
+export type PricedOperation = Operation;
 export type PricedOperationEntry = z.infer<typeof PricedOperationEntry>;
 export type FreeArea = z.infer<typeof FreeArea>;
 export type PricingResponse = z.infer<typeof PricingResponse>;
 export type HealthResponse = z.infer<typeof HealthResponse>;
+export type ReadinessResponse = z.infer<typeof ReadinessResponse>;
 export type ErrorsListResponse = z.infer<typeof ErrorsListResponse>;
 
 export type WorkspaceCreateRequest = z.output<typeof WorkspaceCreateRequest>;
@@ -490,5 +621,9 @@ export type UsageResponse = z.infer<typeof UsageResponse>;
 export type LedgerQuery = z.output<typeof LedgerQuery>;
 export type LedgerEntry = z.infer<typeof LedgerEntry>;
 export type LedgerResponse = z.infer<typeof LedgerResponse>;
+export type StatementResponse = z.infer<typeof StatementResponse>;
+export type LedgerExportResponse = z.infer<typeof LedgerExportResponse>;
+export type LedgerExportLine = z.infer<typeof LedgerExportLine>;
+export type UsageExportResponse = z.infer<typeof UsageExportResponse>;
 export type AuditMismatch = z.infer<typeof AuditMismatch>;
 export type AuditResponse = z.infer<typeof AuditResponse>;

@@ -1,27 +1,11 @@
 import { z } from 'zod';
 import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiResponsesObject } from 'zod-openapi';
-import { ApiError, ERROR_CATALOGUE, errorBody, escapeHtml, statusCarriesRetryAfter, type ErrorCode } from './errors';
-import {
-  CacheEntryResponse,
-  CacheStatsResponse,
-  CompanyCacheRequest,
-  CompanyLookupRequest,
-  CompanyLookupResponse,
-  DomainCacheRequest,
-  DomainLookupRequest,
-  DomainLookupResponse,
-  ErrorEnvelope,
-  ErrorsListResponse,
-  HealthResponse,
-  OpenApiDocumentResponse,
-  PersonCacheRequest,
-  PersonLookupRequest,
-  PersonLookupResponse,
-  PricingResponse,
-  SearchRequest,
-  SearchResponse,
-} from './http';
+import { ApiError, ERROR_CATALOGUE, errorBody, escapeHtml, inlineCodeHtml, statusCarriesRetryAfter, type ErrorCode } from './errors';
+import { publicJsonEndpoints, type Area, type Endpoint, type EndpointId } from './endpoints';
+import { operationExamples } from './examples';
+import { ErrorEnvelope } from './http';
 import { IDEMPOTENCY_KEY_MAX_CHARS } from './validation';
+import { CONSOLE_SECURITY_SCHEME, CONSOLE_TAG, consoleOpenApiPaths } from './console';
 
 /**
  * The OpenAPI 3.1 description of the public API, generated from the zod schemas of
@@ -34,16 +18,18 @@ export const API_VERSION = '1.0.0';
 
 const header = (id: string, schema: z.ZodType, description: string) => schema.meta({ description, header: { id } });
 
+const count = () => z.int().min(0);
+
 const H = {
   requestId: header('X-Request-Id', z.string(), 'Correlation id of this response; equals `meta.request_id`.'),
-  rateLimitLimit: header('RateLimit-Limit', z.int(), 'Requests per minute allowed for this API key (the bucket size).'),
-  rateLimitRemaining: header('RateLimit-Remaining', z.int(), 'Whole requests left in the bucket after this one.'),
-  rateLimitReset: header('RateLimit-Reset', z.int(), 'Seconds until the bucket is full again.'),
-  retryAfter: header('Retry-After', z.int(), 'Seconds to wait before retrying; equals `error.retry_after_seconds`.'),
-  creditsCharged: header('X-Credits-Charged', z.int(), 'Credits charged for the call (0 when refunded or not billable).'),
-  creditsRemaining: header('X-Credits-Remaining', z.int(), 'Workspace balance after the call.'),
+  rateLimitLimit: header('RateLimit-Limit', count(), 'Requests per minute allowed for this API key (the bucket size); 120 per client address without a key.'),
+  rateLimitRemaining: header('RateLimit-Remaining', count(), 'Whole requests left in the bucket after this one.'),
+  rateLimitReset: header('RateLimit-Reset', count(), 'Seconds until the bucket is full again.'),
+  retryAfter: header('Retry-After', z.int().min(1), 'Seconds to wait before retrying; equals `error.retry_after_seconds`.'),
+  creditsCharged: header('X-Credits-Charged', count(), 'Credits charged for the call; equals `meta.credits_charged` (0 when refunded or not billable).'),
+  creditsRemaining: header('X-Credits-Remaining', count(), 'Workspace balance after the call; equals `meta.credits_remaining`.'),
   cache: header('X-Cache', z.enum(['HIT', 'MISS', 'REFRESH']), 'Cache outcome; equals `meta.cache.status`.'),
-  age: header('Age', z.int(), 'Seconds since the data was fetched; equals `meta.cache.age_seconds`.'),
+  age: header('Age', count(), 'Seconds since the data was fetched; equals `meta.cache.age_seconds`.'),
   replayed: header(
     'Idempotent-Replayed',
     z.literal('true'),
@@ -74,10 +60,15 @@ const accountSuccessHeaders = z.object({
 });
 
 const metaSuccessHeaders = z.object(commonHeaders);
-const errorHeaders = z.object(commonHeaders);
-const retryErrorHeaders = z.object({ ...commonHeaders, 'Retry-After': H.retryAfter });
+/** Errors carry the credit headers whenever a workspace is known (every answer to a valid key). */
+const errorCreditHeaders = {
+  'X-Credits-Charged': H.creditsCharged.optional(),
+  'X-Credits-Remaining': H.creditsRemaining.optional(),
+};
+const errorHeaders = z.object({ ...commonHeaders, ...errorCreditHeaders });
+const retryErrorHeaders = z.object({ ...commonHeaders, ...errorCreditHeaders, 'Retry-After': H.retryAfter });
 /** A stored 404 may come back as a replay of the same Idempotency-Key. */
-const replayableErrorHeaders = z.object({ ...commonHeaders, 'Idempotent-Replayed': H.replayed.optional() });
+const replayableErrorHeaders = z.object({ ...commonHeaders, ...errorCreditHeaders, 'Idempotent-Replayed': H.replayed.optional() });
 
 const IdempotencyKeyHeader = z
   .string()
@@ -129,106 +120,47 @@ function errorResponses(codes: readonly ErrorCode[], docsUrl: string, replayable
   return responses;
 }
 
-const LOOKUP_ERROR_CODES_COMMON: ErrorCode[] = [
-  'invalid_request',
-  'unauthorized',
-  'insufficient_credits',
-  'not_found',
-  'idempotency_key_in_use',
-  'idempotency_key_reused',
-  'rate_limited',
-  'concurrency_limited',
-  'internal_error',
-  'upstream_error',
-  'parse_error',
-  'blocked',
-  'source_rate_limited',
-  'no_capacity',
-  'timeout',
-];
+// ---------- operations, from the route table ----------
 
-/** Search answers like a lookup (Idempotency-Key included) but has no not-found. */
-const SEARCH_ERROR_CODES: ErrorCode[] = LOOKUP_ERROR_CODES_COMMON.filter((code) => code !== 'not_found');
+const SUCCESS_HEADERS: Record<Exclude<Area, 'admin'>, z.ZodObject> = {
+  lookup: lookupSuccessHeaders,
+  cache: accountSuccessHeaders,
+  meta: metaSuccessHeaders,
+};
 
-const CACHE_ERROR_CODES: ErrorCode[] = ['invalid_request', 'unauthorized', 'rate_limited', 'internal_error'];
-const META_ERROR_CODES: ErrorCode[] = ['rate_limited', 'internal_error'];
-
-// ---------- operations ----------
-
-interface LookupSpec {
-  operationId: string;
-  summary: string;
-  description: string;
-  request: z.ZodType;
-  response: z.ZodType;
-  extraCodes: ErrorCode[];
-}
-
-function jsonBody(schema: z.ZodType) {
-  return { required: true, content: { 'application/json': { schema } } };
-}
-
-function lookupOperation(spec: LookupSpec, docsUrl: string): ZodOpenApiOperationObject {
+function operation(row: Endpoint, docsUrl: string): ZodOpenApiOperationObject {
+  if (row.area === 'admin' || row.answer === 'html') throw new Error(`${row.id} is not in the OpenAPI document`);
+  const example = operationExamples(docsUrl)[row.id as EndpointId];
   return {
-    operationId: spec.operationId,
-    tags: ['Lookups'],
-    summary: spec.summary,
-    description: spec.description,
-    parameters: [IdempotencyKeyHeader],
-    requestBody: jsonBody(spec.request),
+    operationId: row.id,
+    tags: [row.tag],
+    summary: row.summary,
+    ...(row.description === undefined ? {} : { description: row.description }),
+    // The Meta area is public: no key.
+    ...(row.area === 'meta' ? { security: [] } : {}),
+    ...(row.idempotent ? { parameters: [IdempotencyKeyHeader] } : {}),
+    ...(row.body === undefined
+      ? {}
+      : { requestBody: { required: true, content: { 'application/json': { schema: row.body, ...(example?.request === undefined ? {} : { example: example.request }) } } } }),
     responses: {
-      '200': {
-        description: 'The profile, from the cache or fetched live.',
-        headers: lookupSuccessHeaders,
-        content: { 'application/json': { schema: spec.response } },
+      [String(row.status)]: {
+        description: row.answerDescription ?? row.summary,
+        // An unmetered row (the readiness probe) draws on no bucket: no RateLimit headers.
+        headers: row.unmetered ? z.object({ 'X-Request-Id': H.requestId }) : SUCCESS_HEADERS[row.area],
+        content: { 'application/json': { schema: row.answer, ...(example === undefined ? {} : { example: example.answer }) } },
       },
-      ...errorResponses([...LOOKUP_ERROR_CODES_COMMON, ...spec.extraCodes], docsUrl, true),
+      // Idempotent: a stored 404 may come back as a replay of the same Idempotency-Key.
+      ...errorResponses(row.errors, docsUrl, row.idempotent),
     },
   };
 }
 
-function cacheOperation(
-  operationId: string,
-  summary: string,
-  request: z.ZodType,
-  referenceCode: ErrorCode,
-  docsUrl: string,
-): ZodOpenApiOperationObject {
-  return {
-    operationId,
-    tags: ['Cache'],
-    summary,
-    description: 'Free of charge. Says what the cache holds for the reference; never returns the profile itself.',
-    requestBody: jsonBody(request),
-    responses: {
-      '200': {
-        description: 'What the cache holds.',
-        headers: accountSuccessHeaders,
-        content: { 'application/json': { schema: CacheEntryResponse } },
-      },
-      ...errorResponses([...CACHE_ERROR_CODES, referenceCode], docsUrl, false),
-    },
-  };
-}
-
-function metaOperation(
-  operationId: string,
-  summary: string,
-  schema: z.ZodType,
-  docsUrl: string,
-  description?: string,
-): ZodOpenApiOperationObject {
-  return {
-    operationId,
-    tags: ['Meta'],
-    summary,
-    ...(description === undefined ? {} : { description }),
-    security: [],
-    responses: {
-      '200': { description: summary, headers: metaSuccessHeaders, content: { 'application/json': { schema } } },
-      ...errorResponses(META_ERROR_CODES, docsUrl, false),
-    },
-  };
+function paths(docsUrl: string): Record<string, Record<string, ZodOpenApiOperationObject>> {
+  const byPath: Record<string, Record<string, ZodOpenApiOperationObject>> = {};
+  for (const row of publicJsonEndpoints()) {
+    byPath[row.path] = { ...byPath[row.path], [row.method.toLowerCase()]: operation(row, docsUrl) };
+  }
+  return byPath;
 }
 
 export interface OpenApiOptions {
@@ -247,6 +179,8 @@ export function buildOpenApiDocument(opts: OpenApiOptions = {}): Record<string, 
     info: {
       title: 'Company and Person Lookup API',
       version: API_VERSION,
+      // The service is not open source (package.json: private); callers use it under their agreement.
+      license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
       description: [
         'Company profiles (by company reference or website domain) and person mini profiles, served from a cache when fresh enough (`max_age`) and fetched live otherwise.',
         'Every lookup draws credits from the workspace balance (see GET /v1/pricing); failures not caused by the input are refunded automatically.',
@@ -260,6 +194,7 @@ export function buildOpenApiDocument(opts: OpenApiOptions = {}): Record<string, 
       { name: 'Search', description: 'Web search results as JSON (charged).' },
       { name: 'Cache', description: 'What the cache holds (free).' },
       { name: 'Meta', description: 'Public, unauthenticated endpoints.' },
+      CONSOLE_TAG,
     ],
     security: [{ bearerAuth: [] }, { apiKeyHeader: [] }],
     components: {
@@ -275,116 +210,18 @@ export function buildOpenApiDocument(opts: OpenApiOptions = {}): Record<string, 
           name: 'X-Api-Key',
           description: '`X-Api-Key: lk_live_<32 characters>`',
         },
+        consoleSession: CONSOLE_SECURITY_SCHEME,
       },
     },
-    paths: {
-      '/v1/company': {
-        post: lookupOperation(
-          {
-            operationId: 'lookupCompany',
-            summary: 'Look up a company by any company reference',
-            description:
-              'Accepts a company page URL in any variant or case, a slug, an old slug, a numeric id or a URN. A definitive not-found costs 1 credit (free from the cache).',
-            request: CompanyLookupRequest,
-            response: CompanyLookupResponse,
-            extraCodes: ['invalid_company_reference', 'unresolvable_id'],
-          },
-          docsUrl,
-        ),
-      },
-      '/v1/domain': {
-        post: lookupOperation(
-          {
-            operationId: 'lookupDomain',
-            summary: 'Look up a company by website domain',
-            description:
-              'Any page or subdomain of a site is the same lookup (its registrable domain). `meta.resolved` says which domain was resolved and whether the company website confirms it. A definitive not-found costs 4 credits (free from the cache).',
-            request: DomainLookupRequest,
-            response: DomainLookupResponse,
-            extraCodes: ['invalid_domain'],
-          },
-          docsUrl,
-        ),
-      },
-      '/v1/person': {
-        post: lookupOperation(
-          {
-            operationId: 'lookupPerson',
-            summary: 'Look up a person by profile URL or name',
-            description:
-              'A profile URL (`/in/<id>`) or the person\'s name. Member ids (prefix `ACoAA`) are rejected. `meta.content_hash` covers `data`: an unchanged profile keeps its hash.',
-            request: PersonLookupRequest,
-            response: PersonLookupResponse,
-            extraCodes: ['invalid_person_reference'],
-          },
-          docsUrl,
-        ),
-      },
-      '/v1/search': {
-        post: {
-          operationId: 'search',
-          tags: ['Search'],
-          summary: 'Web search results as JSON',
-          parameters: [IdempotencyKeyHeader],
-          requestBody: jsonBody(SearchRequest),
-          responses: {
-            '200': {
-              description: 'The search results.',
-              headers: lookupSuccessHeaders,
-              content: { 'application/json': { schema: SearchResponse } },
-            },
-            ...errorResponses(SEARCH_ERROR_CODES, docsUrl, true),
-          },
-        },
-      },
-      '/v1/cache/company': {
-        post: cacheOperation('cacheCompany', 'What the cache holds for a company reference', CompanyCacheRequest, 'invalid_company_reference', docsUrl),
-      },
-      '/v1/cache/domain': {
-        post: cacheOperation('cacheDomain', 'What the cache holds for a website domain', DomainCacheRequest, 'invalid_domain', docsUrl),
-      },
-      '/v1/cache/person': {
-        post: cacheOperation('cachePerson', 'What the cache holds for a person reference', PersonCacheRequest, 'invalid_person_reference', docsUrl),
-      },
-      '/v1/cache/stats': {
-        get: {
-          operationId: 'cacheStats',
-          tags: ['Cache'],
-          summary: 'Cache entry counts',
-          description: 'Free of charge.',
-          responses: {
-            '200': {
-              description: 'Entry counts.',
-              headers: accountSuccessHeaders,
-              content: { 'application/json': { schema: CacheStatsResponse } },
-            },
-            ...errorResponses(['unauthorized', 'rate_limited', 'internal_error'], docsUrl, false),
-          },
-        },
-      },
-      '/v1/health': { get: metaOperation('health', 'Service health', HealthResponse, docsUrl) },
-      '/v1/pricing': {
-        get: metaOperation('pricing', 'Prices per operation, in credits', PricingResponse, docsUrl),
-      },
-      '/v1/openapi.json': {
-        get: metaOperation('openapi', 'This OpenAPI document', OpenApiDocumentResponse, docsUrl),
-      },
-      '/v1/errors': {
-        get: metaOperation(
-          'errors',
-          'The error catalogue',
-          ErrorsListResponse,
-          docsUrl,
-          'Every error code with its HTTP status, type, retry flag and billing rule.',
-        ),
-      },
-    },
+    paths: { ...paths(docsUrl), ...consoleOpenApiPaths(docsUrl, errorResponses) },
   });
   return document as unknown as Record<string, unknown>;
 }
 
 /** The human documentation index served at `/docs`. */
 export function renderDocsIndexHtml(): string {
+  const idempotent = publicJsonEndpoints().filter((row) => row.idempotent).map((row) => `<code>${row.method} ${row.path}</code>`);
+  const idempotentList = `${idempotent.slice(0, -1).join(', ')} and ${idempotent.at(-1)}`;
   const row = (method: string, path: string, text: string) =>
     `<tr><td><code>${method}</code></td><td><code>${escapeHtml(path)}</code></td><td>${escapeHtml(text)}</td></tr>`;
   return `<!doctype html>
@@ -403,22 +240,35 @@ Keys are for server-side use only: anyone holding one can spend the workspace's 
 <table>
 <thead><tr><th>Method</th><th>Path</th><th>Purpose</th></tr></thead>
 <tbody>
-${row('POST', '/v1/company', 'Company by URL, slug, old slug, numeric id or URN: {"url": …, "max_age"?: …}')}
-${row('POST', '/v1/domain', 'Company by website domain: {"domain": …, "max_age"?: …}')}
-${row('POST', '/v1/person', 'Person by profile URL or name: {"url": …, "max_age"?: …}')}
-${row('POST', '/v1/search', 'Web search results: {"query": …, "limit"?: 1–50, "max_age"?: …}')}
-${row('POST', '/v1/cache/company', 'What the cache holds for a company (free)')}
-${row('POST', '/v1/cache/domain', 'What the cache holds for a domain (free)')}
-${row('POST', '/v1/cache/person', 'What the cache holds for a person (free)')}
-${row('GET', '/v1/cache/stats', 'Cache entry counts (free)')}
-${row('GET', '/v1/health', 'Service health (public)')}
-${row('GET', '/v1/pricing', 'Prices per operation (public)')}
-${row('GET', '/v1/openapi.json', 'OpenAPI 3.1 description (public)')}
-${row('GET', '/v1/errors', 'Error catalogue as JSON (public)')}
+${publicJsonEndpoints()
+  .flatMap((endpoint) => (endpoint.docs === undefined ? [] : [row(endpoint.method, endpoint.path, endpoint.docs)]))
+  .join('\n')}
 </tbody>
 </table>
-<p>The three lookups accept an <code>Idempotency-Key</code> header (1–255 printable ASCII characters):
-a retry with the same key within 24 hours replays the stored response with <code>Idempotent-Replayed: true</code> and is not charged again.</p>
+<p>${idempotentList} accept an <code>Idempotency-Key</code> header (1–255 printable ASCII characters, scoped to the workspace):
+a retry with the same key within 24 hours replays the stored 200 or 404 with <code>Idempotent-Replayed: true</code> and is not charged again;
+the same key with another endpoint or body is 422 <code>idempotency_key_reused</code>, and while the first call runs, 409 <code>idempotency_key_in_use</code>.</p>
+
+<h2 id="headers">Response headers</h2>
+<table>
+<thead><tr><th>Header</th><th>Meaning</th></tr></thead>
+<tbody>
+${Object.values(H)
+  .map((schema) => {
+    const meta = schema.meta() as { description: string; header: { id: string } };
+    return `<tr><td><code>${meta.header.id}</code></td><td>${inlineCodeHtml(meta.description)}</td></tr>`;
+  })
+  .join('\n')}
+</tbody>
+</table>
+<p><code>X-Credits-Charged</code> and <code>X-Credits-Remaining</code> are on every answer that has a workspace (any call made with a valid key,
+errors included); a refunded failure shows <code>X-Credits-Charged: 0</code>. A 401 carries <code>WWW-Authenticate: Bearer</code>.</p>
+
+<h2 id="limits">Limits</h2>
+<p>Each key has a token bucket of <code>rate_limit_per_minute</code> requests (default 600), replays included; past it, 429 <code>rate_limited</code>.
+Calls without a valid key (401s, the Meta area) share a bucket of 120 a minute per client address. At most <code>max_concurrency</code> (default 8)
+lookups and searches of a workspace run at once; past it, 429 <code>concurrency_limited</code>. Every 429, 503 and 504 carries <code>Retry-After</code>.</p>
+<p>A key's <code>last_used_at</code> is the time of its last authenticated request of any kind: lookups, cache calls, replays and refusals made with it (400, 402, 409, 422, 429).</p>
 
 <h2 id="pricing">Pricing</h2>
 <p>Prices in credits are listed at <a href="/v1/pricing">/v1/pricing</a>. A definitive not-found is charged at the not-found price,

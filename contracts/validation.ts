@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import type { Detail, DetailIssue } from './errors';
+import { textIssueParams } from './text';
 
 /**
  * Turns zod's findings into decisions.md's `error.details` vocabulary:
@@ -29,12 +30,6 @@ export function isJsonContentType(contentType: string | undefined): boolean {
   if (contentType === undefined) return false;
   const mediaType = contentType.split(';', 1)[0]!.trim().toLowerCase();
   return mediaType === 'application/json';
-}
-
-/** Validates a request body that the HTTP layer has already decoded from JSON. */
-export function parseBody<T>(schema: z.ZodType<T>, body: unknown, contentType: string | undefined): ParseResult<T> {
-  if (!isJsonContentType(contentType)) return { ok: false, details: [unsupportedContentTypeDetail()] };
-  return parseValue(schema, body);
 }
 
 /**
@@ -88,7 +83,7 @@ function hasPath(input: unknown, path: readonly PropertyKey[]): boolean {
   if (path.length === 0) return input !== undefined;
   const parent = valueAt(input, path.slice(0, -1));
   if (parent === null || typeof parent !== 'object') return false;
-  return Object.prototype.hasOwnProperty.call(parent, path[path.length - 1] as string);
+  return  Object.hasOwn(parent, path[path.length - 1] as string);
 }
 
 function describeType(value: unknown): string {
@@ -148,6 +143,12 @@ function issueToDetails(issue: Issue, input: unknown): Detail[] {
       return [detail('invalid_type', `${label} has an invalid format.`)];
     case 'invalid_value':
       return [detail('invalid_type', `${label} must be one of: ${issue.values.map((v) => JSON.stringify(v)).join(', ')}.`)];
+    case 'custom': {
+      // The text rule (contracts/text.ts) says which issue it is and what to tell the caller.
+      const text = textIssueParams(issue.params);
+      if (text !== null) return [detail(text.detailIssue, `${label} ${text.says}`)];
+      return [detail('invalid_type', `${label} is invalid.`)];
+    }
     default:
       return [detail('invalid_type', `${label} is invalid.`)];
   }

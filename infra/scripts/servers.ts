@@ -184,7 +184,7 @@ export async function releaseKafka(): Promise<void> {
   await withLock('kafka', 60_000, async () => {
     dropLease();
     const ours = runningBrokerState();
-    if (!ours || ours.owner !== 'with-servers') return;
+    if (ours?.owner !== 'with-servers') return;
     const others = liveLeaseHolders();
     if (others.length > 0) {
       log(`kafka: leaving the broker running for the test run(s) still using it (pid ${others.join(', ')})`);

@@ -1,7 +1,7 @@
-import { ConfigError, loadConfig } from '../config/config';
+import { type Config, ConfigError, loadConfig } from '../config/config';
 import { startServer } from './server';
 
-let config;
+let config: Config;
 try {
   config = loadConfig();
 } catch (err) {
@@ -13,9 +13,11 @@ try {
 }
 
 const server = await startServer(config);
-if (config.adminTokenGenerated) {
-  // Printed once: it is not stored anywhere. Set ADMIN_TOKEN to keep one across restarts.
-  console.log(`ADMIN_TOKEN=${config.adminToken}  (generated; set ADMIN_TOKEN to choose your own)`);
+if (config.adminTokenSource === 'created') {
+  // Printed once, on the start that made it; later starts keep it (the file says where).
+  console.log(`ADMIN_TOKEN=${config.adminToken}  (generated and kept in ${config.adminTokenFile}; set ADMIN_TOKEN, at least 16 characters, to choose your own)`);
+} else if (config.adminTokenSource === 'kept') {
+  console.log(`ADMIN_TOKEN: the one kept in ${config.adminTokenFile}`);
 }
 console.log(`lookup API listening on ${server.url} (database: ${config.databaseUrl ? 'PostgreSQL' : `PGlite in ${config.dataDir}`})`);
 

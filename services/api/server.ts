@@ -1,5 +1,5 @@
-import { Redis } from 'ioredis';
 import type { FastifyInstance } from 'fastify';
+import { backgroundLogger, everyNthError } from '../common/log';
 import type { Config } from '../config/config';
 import { EventStore } from '../eventstore/event-store';
 import { migrate } from '../eventstore/migrate';
@@ -9,28 +9,39 @@ import { createPgliteSql } from '../eventstore/sql-pglite';
 import { startSubscription, type RunningSubscription } from '../eventstore/subscription';
 import { createSqlIdempotencyStore } from '../idempotency/sql-idempotency-store';
 import { Ledger } from '../ledger/ledger';
+import type { ConcurrencySlots } from '../limits/concurrency';
 import { createMemoryConcurrencySlots } from '../limits/concurrency-memory';
 import { createRedisConcurrencySlots } from '../limits/concurrency-redis';
 import { createMemoryRateLimiter } from '../limits/rate-limiter-memory';
+import type { RateLimiter } from '../limits/rate-limiter';
 import { createRedisRateLimiter } from '../limits/rate-limiter-redis';
+import { closeRedisConnection, createRedisConnection, startRedisConnection } from '../limits/redis-connection';
 import { LookupService } from '../lookup/lookup-service';
 import { createHttpSource } from '../lookup/source/http-source';
 import { INLINE_PROJECTIONS } from '../projections/inline';
 import { usageProjection } from '../projections/usage';
-import { startRelay } from '../relay/relay';
+import { databaseWritable, eventsBehind, lagWithin, redisReachable } from '../health/readiness';
+import { instrumentedSource } from '../metrics/instrumented-source';
+import { recordCommittedEvents, registerLagSource } from '../metrics/metrics';
+import { startMetricsServer } from '../metrics/metrics-server';
+import { RELAY_SUBSCRIPTION, startRelay } from '../relay/relay';
 import { startSandbox } from '../sandbox/server';
 import { buildApp } from './app';
-import { KeyAuthenticator } from './auth';
-import { createRedisRevocationMarks } from './revocation-marks-redis';
+import { KeyAuthenticator } from '../keys/authenticator';
+import { KeyUseRecorder } from '../keys/key-use';
+import { CacheIndexMemory } from '../lookup/cache-index-memory';
+import { createRedisRevocationMarks } from '../keys/revocation-marks-redis';
 
 export interface RunningServer {
   app: FastifyInstance;
   url: string;
+  /** The METRICS_PORT listener's base URL, when METRICS_PORT is set. */
+  metricsUrl?: string;
   store: EventStore;
   close(): Promise<void>;
 }
 
-/** Abandoned charges are looked for this often. */
+/** Abandoned charges are looked for this often at most. */
 const SWEEP_EVERY_MS = 30_000;
 /** Expired idempotency records are purged this often. */
 const PURGE_EVERY_MS = 10 * 60_000;
@@ -38,18 +49,29 @@ const PURGE_EVERY_MS = 10 * 60_000;
 /** The composition root: every adapter chosen from the one configuration object. */
 export async function startServer(config: Config): Promise<RunningServer> {
   const closers: Array<() => Promise<unknown>> = [];
+  // Work outside any request (connections, background loops) logs here; none of it may end the process.
+  const log = backgroundLogger(config.logLevel);
   const close = async () => {
-    for (const c of closers.reverse()) await c().catch(() => {});
+    for (const c of closers.reverse()) await c().catch((err: unknown) => log.warn({ err }, 'a shutdown step failed'));
   };
   try {
-    const sql: Sql = config.databaseUrl ? createPgSql(config.databaseUrl) : await createPgliteSql(config.dataDir);
+    const sql: Sql = config.databaseUrl ? createPgSql(config.databaseUrl, { logger: log }) : await createPgliteSql(config.dataDir);
     closers.push(() => sql.close());
     await migrate(sql);
     const store = new EventStore(sql, INLINE_PROJECTIONS);
-    const ledger = new Ledger(store);
+    const stopCounting = store.onAppended(recordCommittedEvents);
+    closers.push(async () => stopCounting());
+    const ledger = new Ledger(store, { logger: log });
+    // Before the database closes: refunds still owed get a last chance to be written.
+    closers.push(() => ledger.close());
 
-    const usage: RunningSubscription = startSubscription(store, usageProjection, { pollIntervalMs: 500 });
+    // Commits wake the usage projection at most every 100 ms: under load each would otherwise cost
+    // it a transaction or two; the console's usage figures trail by that much at most.
+    const usage: RunningSubscription = startSubscription(store, usageProjection, { pollIntervalMs: 500, coalesceWakesMs: 100, onError: everyNthError(log, 'usage projection failed; retrying') });
     closers.push(() => usage.stop());
+    const usageLag = () => eventsBehind(store, usageProjection.name);
+    const unregisterUsageLag = registerLagSource('usage_projection', usageLag);
+    closers.push(async () => unregisterUsageLag());
 
     let sourceUrl = config.sourceUrl;
     if (!sourceUrl) {
@@ -57,48 +79,84 @@ export async function startServer(config: Config): Promise<RunningServer> {
       closers.push(() => sandbox.close());
       sourceUrl = sandbox.url;
     }
-    const lookups = new LookupService(sql, ledger, createHttpSource({ baseUrl: sourceUrl, timeoutMs: config.sourceTimeoutMs }));
+    let cacheIndex: CacheIndexMemory | undefined;
+    if (config.cacheIndexMaxEntries > 0) {
+      cacheIndex = new CacheIndexMemory(sql, config.cacheIndexMaxEntries);
+      await cacheIndex.start();
+      closers.push(() => cacheIndex!.stop());
+    }
+    const source = createHttpSource({ baseUrl: sourceUrl, timeoutMs: config.sourceTimeoutMs });
+    const lookups = new LookupService(sql, ledger, instrumentedSource(source), undefined, cacheIndex);
 
-    const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 2, enableOfflineQueue: true }) : undefined;
-    if (redis) closers.push(() => redis.quit());
+    // Fails fast while Redis is out (503 where it is needed) and reconnects by itself: see
+    // redis-connection.ts. Connected once the app's logger exists, below.
+    const redis = config.redisUrl ? createRedisConnection(config.redisUrl) : undefined;
+    if (redis) closers.push(() => closeRedisConnection(redis));
 
     const authenticator = new KeyAuthenticator(sql, { marks: redis && createRedisRevocationMarks(redis) });
     await authenticator.start();
     closers.push(() => authenticator.stop());
+    const keyUse = new KeyUseRecorder(sql, { logger: log });
+    // Closed after the app (closers run in reverse): the last requests' uses are written too.
+    closers.push(() => keyUse.stop());
 
-    let limits;
+    // No lookup (so no slot to renew) runs before the app, and with it its logger, exists.
+    let slotRenewalFailed: (err: unknown) => void = () => {};
+    let limits: { rateLimiter: RateLimiter; slots: ConcurrencySlots };
     if (redis) {
-      limits = { rateLimiter: createRedisRateLimiter(redis), slots: createRedisConcurrencySlots(redis, { leaseMs: config.concurrencyLeaseMs }) };
+      const slots = createRedisConcurrencySlots(redis, {
+        leaseMs: config.concurrencyLeaseMs,
+        onRenewError: (err) => slotRenewalFailed(err),
+      });
+      limits = { rateLimiter: createRedisRateLimiter(redis), slots };
     } else {
       limits = { rateLimiter: createMemoryRateLimiter(), slots: createMemoryConcurrencySlots({ leaseMs: config.concurrencyLeaseMs }) };
     }
     closers.push(() => limits.rateLimiter.close(), () => limits.slots.close());
 
     const idempotency = createSqlIdempotencyStore(sql, { lockTtlMs: config.idempotencyLockTtlMs });
-    const purge = setInterval(() => void idempotency.purgeExpired().catch(() => {}), PURGE_EVERY_MS);
+    const purge = setInterval(() => void idempotency.purgeExpired().catch((err: unknown) => log.warn({ err }, 'purging expired idempotency records failed')), PURGE_EVERY_MS);
     purge.unref();
     closers.push(async () => clearInterval(purge));
 
     // A lookup whose instance died between charge and settle is refunded once it is clearly
-    // abandoned: well past the longest a live fetch may take.
-    const abandonedAfterMs = config.sourceTimeoutMs + 60_000;
-    const sweep = setInterval(() => void ledger.refundAbandonedCharges(abandonedAfterMs).catch(() => {}), SWEEP_EVERY_MS);
+    // abandoned: past the longest a live fetch may take (config checks the grace exceeds it).
+    const abandonedAfterMs = config.abandonedChargeGraceMs;
+    const sweep = setInterval(
+      () => void ledger.refundAbandonedCharges(abandonedAfterMs).catch((err: unknown) => log.warn({ err }, 'refunding abandoned charges failed; next sweep retries')),
+      Math.min(SWEEP_EVERY_MS, Math.ceil(abandonedAfterMs / 2)),
+    );
     sweep.unref();
     closers.push(async () => clearInterval(sweep));
 
+    const readiness = [databaseWritable(sql), lagWithin('usage_projection', usageLag, config.readyMaxLagEvents)];
+    if (redis) readiness.push(redisReachable(() => redis.ping()));
     let relayLag: (() => Promise<unknown>) | undefined;
     if (config.kafkaBrokers) {
-      const relay = await startRelay({ store, brokers: config.kafkaBrokers });
+      const relay = await startRelay({ store, brokers: config.kafkaBrokers, logger: log });
       closers.push(() => relay.stop());
       relayLag = () => relay.lag();
+      const relayBehind = () => eventsBehind(store, RELAY_SUBSCRIPTION);
+      const unregisterRelayLag = registerLagSource('relay', relayBehind);
+      closers.push(async () => unregisterRelayLag());
+      readiness.push(lagWithin('relay', relayBehind, config.readyMaxLagEvents));
     }
 
-    const app = await buildApp({ config, store, ledger, lookups, authenticator, ...limits, idempotency, relayLag });
+    const app = await buildApp({ config, store, ledger, lookups, authenticator, keyUse, ...limits, idempotency, relayLag, readiness });
     closers.push(() => app.close());
+    slotRenewalFailed = (err) => app.log.warn({ err }, 'concurrency slot renewal failed; retried on the next tick');
+    if (redis) await startRedisConnection(redis, app.log.child({ component: 'redis' }));
+    let metricsUrl: string | undefined;
+    if (config.metricsPort !== undefined) {
+      const metrics = await startMetricsServer(config.host, config.metricsPort, (err) => log.error({ err }, 'collecting the metrics failed'));
+      closers.push(() => metrics.close());
+      metricsUrl = metrics.url;
+    }
     const url = await app.listen({ host: config.host, port: config.port });
-    return { app, url, store, close };
+    return { app, url, metricsUrl, store, close };
   } catch (err) {
     await close();
     throw err;
   }
 }
+

@@ -1,4 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { isIP } from 'node:net';
 import { z } from 'zod';
 
 /** Empty strings count as unset, so `FOO= npm start` means "use the default". */
@@ -14,6 +17,18 @@ const intSetting = (min: number, max: number, fallback: number) =>
     const n = /^\d+$/.test(v) ? Number(v) : NaN;
     if (!Number.isSafeInteger(n) || n < min || n > max) {
       ctx.addIssue({ code: 'custom', message: `expected a whole number from ${min} to ${max}, got "${v}"` });
+      return z.NEVER;
+    }
+    return n;
+  });
+
+/** A fraction from 0 to 1 (`0.1`, `1`), or the default when unset. */
+const fractionSetting = (fallback: number) =>
+  optionalString.transform((v, ctx) => {
+    if (v === undefined) return fallback;
+    const n = /^(?:\d+(?:\.\d*)?|\.\d+)$/.test(v) ? Number(v) : NaN;
+    if (!(n >= 0 && n <= 1)) {
+      ctx.addIssue({ code: 'custom', message: `expected a number from 0 to 1, got "${v}"` });
       return z.NEVER;
     }
     return n;
@@ -37,7 +52,22 @@ const envSchema = z.object({
   SOURCE_URL: optionalString.pipe(z.url({ protocol: /^https?$/ }).optional()),
   SOURCE_TIMEOUT_MS: intSetting(1, 600_000, 10_000),
   ADMIN_TOKEN: optionalString.pipe(z.string().min(16, 'must be at least 16 characters').optional()),
-  DOCS_URL: optionalString.pipe(z.url().optional()),
+  DOCS_URL: optionalString.pipe(z.url({ protocol: /^https?$/ }).optional()),
+  /**
+   * Which peers may speak for the client through X-Forwarded-For/-Proto/-Host: `true` (any),
+   * `false` (none, the default), or comma-separated addresses and CIDR ranges of the proxies.
+   */
+  TRUST_PROXY: optionalString.transform((v, ctx): boolean | string[] => {
+    if (v === undefined || /^false$/i.test(v)) return false;
+    if (/^true$/i.test(v)) return true;
+    const entries = v.split(',').map((e) => e.trim()).filter(Boolean);
+    const bad = entries.filter((e) => !isAddressOrRange(e));
+    if (entries.length === 0 || bad.length > 0) {
+      ctx.addIssue({ code: 'custom', message: `expected true, false or comma-separated IP addresses and CIDR ranges, got "${bad[0] ?? v}"` });
+      return z.NEVER;
+    }
+    return entries;
+  }),
   LOG_LEVEL: optionalString
     .pipe(z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional())
     .transform((v) => v ?? 'info'),
@@ -46,8 +76,26 @@ const envSchema = z.object({
   MAX_IN_FLIGHT: intSetting(1, 1_000_000, 2000),
   /** A concurrency slot of an instance that died frees after this long without renewal. */
   CONCURRENCY_LEASE_MS: intSetting(1000, 600_000, 15_000),
+  /** Cache-index entries kept in process memory (least recently used go first); 0 reads every lookup's entry from the database. */
+  CACHE_INDEX_MAX_ENTRIES: intSetting(0, 10_000_000, 10_000),
   /** An Idempotency-Key whose request died (instance lost) runs anew after this long. */
   IDEMPOTENCY_LOCK_TTL_MS: intSetting(1000, 86_400_000, 60_000),
+  /** A charge still unsettled this long after it was taken belongs to a dead instance: refunded. Unset: SOURCE_TIMEOUT_MS + 60 s. */
+  ABANDONED_CHARGE_GRACE_MS: optionalString.pipe(z.string().optional()),
+  /** Unset: GET /metrics on the main port (admin token). Set: on this port only, without a token. */
+  METRICS_PORT: optionalString.pipe(z.string().optional()).transform((v, ctx) => {
+    if (v === undefined) return undefined;
+    const n = /^\d+$/.test(v) ? Number(v) : NaN;
+    if (!(n >= 0 && n <= 65535)) {
+      ctx.addIssue({ code: 'custom', message: `expected a port from 0 to 65535, got "${v}"` });
+      return z.NEVER;
+    }
+    return n;
+  }),
+  /** The share of successful requests that get an access log line; every error gets one. */
+  ACCESS_LOG_SAMPLE: fractionSetting(0.1),
+  /** Readiness fails while a subscription (usage projection, relay) is more events than this behind. */
+  READY_MAX_LAG_EVENTS: intSetting(0, 1_000_000_000, 10_000),
 }).superRefine((e, ctx) => {
   // The lock is not renewed while its request runs: lapsing while the request still waits on the
   // source would let a retry run (and charge) a second time.
@@ -58,7 +106,21 @@ const envSchema = z.object({
       message: `must be greater than SOURCE_TIMEOUT_MS (${e.SOURCE_TIMEOUT_MS})`,
     });
   }
+  // Refunding a charge whose lookup may still be waiting on the source would make that lookup free.
+  const grace = abandonedChargeGraceMs(e);
+  if (!Number.isSafeInteger(grace) || grace <= e.SOURCE_TIMEOUT_MS || grace > 86_400_000) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['ABANDONED_CHARGE_GRACE_MS'],
+      message: `expected a whole number of milliseconds greater than SOURCE_TIMEOUT_MS (${e.SOURCE_TIMEOUT_MS}) and at most 86400000`,
+    });
+  }
 });
+
+function abandonedChargeGraceMs(e: { ABANDONED_CHARGE_GRACE_MS?: string; SOURCE_TIMEOUT_MS: number }): number {
+  if (e.ABANDONED_CHARGE_GRACE_MS === undefined) return e.SOURCE_TIMEOUT_MS + 60_000;
+  return /^\d+$/.test(e.ABANDONED_CHARGE_GRACE_MS) ? Number(e.ABANDONED_CHARGE_GRACE_MS) : NaN;
+}
 
 export type Config = {
   host: string;
@@ -70,18 +132,62 @@ export type Config = {
   sourceUrl?: string;
   sourceTimeoutMs: number;
   adminToken: string;
-  /** True when ADMIN_TOKEN was unset and we made one: main prints it once. */
-  adminTokenGenerated: boolean;
+  /** Where the token came from when ADMIN_TOKEN is unset: made now (main prints it) or kept from an earlier start. */
+  adminTokenSource: 'env' | 'created' | 'kept';
+  /** The file under DATA_DIR that keeps a generated token across restarts. */
+  adminTokenFile?: string;
   /** Undefined means `{base_url}/docs`, derived from the listening address. */
   docsUrl?: string;
+  /** Peers trusted to forward the client's address, scheme and host (TRUST_PROXY). */
+  trustProxy: boolean | string[];
   logLevel: string;
   maxEventLoopDelayMs: number;
   maxInFlight: number;
   concurrencyLeaseMs: number;
+  cacheIndexMaxEntries: number;
   idempotencyLockTtlMs: number;
+  abandonedChargeGraceMs: number;
+  /** Undefined: /metrics is served on the main port, behind the admin token. */
+  metricsPort?: number;
+  /** From 0 to 1: the share of 2xx/3xx answers logged; every 4xx/5xx is. */
+  accessLogSample: number;
+  readyMaxLagEvents: number;
 };
 
+/** `10.0.0.1`, `::1`, `10.0.0.0/8` or `fd00::/8`. */
+function isAddressOrRange(entry: string): boolean {
+  const [address, prefix, ...rest] = entry.split('/');
+  const family = isIP(address ?? '');
+  if (family === 0 || rest.length > 0) return false;
+  if (prefix === undefined) return true;
+  return /^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128);
+}
+
 export class ConfigError extends Error {}
+
+/**
+ * ADMIN_TOKEN, else the token kept in DATA_DIR/admin-token (mode 0600), made on the first start:
+ * a token a newcomer exported keeps working after a restart.
+ */
+function adminToken(fromEnv: string | undefined, dataDir: string): Pick<Config, 'adminToken' | 'adminTokenSource' | 'adminTokenFile'> {
+  if (fromEnv !== undefined) return { adminToken: fromEnv, adminTokenSource: 'env' };
+  const file = join(dataDir, 'admin-token');
+  if (existsSync(file)) {
+    const kept = readFileSync(file, 'utf8').trim();
+    if (kept.length < 16) throw new ConfigError(`Invalid configuration:\n  ADMIN_TOKEN: the token kept in ${file} is shorter than 16 characters; delete the file or set ADMIN_TOKEN`);
+    return { adminToken: kept, adminTokenSource: 'kept', adminTokenFile: file };
+  }
+  const made = `adm_${randomBytes(24).toString('base64url')}`;
+  mkdirSync(dataDir, { recursive: true });
+  // 'wx': two instances starting at once on one DATA_DIR must not both write a token.
+  try {
+    writeFileSync(file, `${made}\n`, { mode: 0o600, flag: 'wx' });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return adminToken(undefined, dataDir);
+    throw err;
+  }
+  return { adminToken: made, adminTokenSource: 'created', adminTokenFile: file };
+}
 
 /** Validates the environment once at start; a bad value names its variable. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -100,13 +206,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     kafkaBrokers: e.KAFKA_BROKERS,
     sourceUrl: e.SOURCE_URL?.replace(/\/+$/, ''),
     sourceTimeoutMs: e.SOURCE_TIMEOUT_MS,
-    adminToken: e.ADMIN_TOKEN ?? `adm_${randomBytes(24).toString('base64url')}`,
-    adminTokenGenerated: e.ADMIN_TOKEN === undefined,
+    ...adminToken(e.ADMIN_TOKEN, e.DATA_DIR),
     docsUrl: e.DOCS_URL?.replace(/\/+$/, ''),
+    trustProxy: e.TRUST_PROXY,
     logLevel: e.LOG_LEVEL,
     maxEventLoopDelayMs: e.MAX_EVENT_LOOP_DELAY_MS,
     maxInFlight: e.MAX_IN_FLIGHT,
     concurrencyLeaseMs: e.CONCURRENCY_LEASE_MS,
+    cacheIndexMaxEntries: e.CACHE_INDEX_MAX_ENTRIES,
     idempotencyLockTtlMs: e.IDEMPOTENCY_LOCK_TTL_MS,
+    abandonedChargeGraceMs: abandonedChargeGraceMs(e),
+    metricsPort: e.METRICS_PORT,
+    accessLogSample: e.ACCESS_LOG_SAMPLE,
+    readyMaxLagEvents: e.READY_MAX_LAG_EVENTS,
   };
 }

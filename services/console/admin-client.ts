@@ -4,7 +4,11 @@ import type {
   KeyListResponse,
   KeyRevokeResponse,
   LedgerEntry,
+  LedgerExportLine,
+  LedgerExportResponse,
   LedgerResponse,
+  StatementResponse,
+  UsageExportResponse,
   UsageResponse,
   WorkspaceCreatedResponse,
   WorkspaceResponse,
@@ -58,6 +62,13 @@ export interface LedgerFilter {
   request_id?: string;
   after?: number;
   limit?: number;
+  /** The ledger as it stood at this instant, replayed from the log. */
+  as_of?: string;
+}
+/** A half-open period `[from, to)` of instants. */
+export interface Period {
+  from: string;
+  to: string;
 }
 
 export type { AuditReport };
@@ -75,8 +86,33 @@ export class AdminClient {
     return this.request('POST', '/admin/v1/workspaces', { body: input });
   }
 
-  getWorkspace(id: string): Promise<WorkspaceResponse> {
-    return this.request('GET', `/admin/v1/workspaces/${seg(id)}`);
+  /** As it stands, or as it stood at `asOf`. */
+  getWorkspace(id: string, asOf?: string): Promise<WorkspaceResponse> {
+    return this.request('GET', `/admin/v1/workspaces/${seg(id)}${queryString({ as_of: asOf })}`);
+  }
+
+  statement(workspaceId: string, period: Period): Promise<StatementResponse> {
+    return this.request('GET', `/admin/v1/workspaces/${seg(workspaceId)}/statement${queryString(period)}`);
+  }
+
+  /** The statement's ledger entries, one CSV line each. */
+  statementCsv(workspaceId: string, period: Period): Promise<string> {
+    return this.request('GET', `/admin/v1/workspaces/${seg(workspaceId)}/statement${queryString({ ...period, format: 'csv' })}`, { text: true });
+  }
+
+  /** Every workspace's ledger entries recorded in the period, all pages. */
+  async ledgerExport(period: Period): Promise<LedgerExportLine[]> {
+    const lines: LedgerExportLine[] = [];
+    for (let after: number | undefined; ; ) {
+      const page: LedgerExportResponse = await this.request('GET', `/admin/v1/ledger${queryString({ ...period, after, limit: 10_000 })}`);
+      lines.push(...page.data);
+      if (page.next === null || page.data.length === 0) return lines;
+      after = page.next;
+    }
+  }
+
+  usageExport(period: Period): Promise<UsageExportResponse> {
+    return this.request('GET', `/admin/v1/usage${queryString(period)}`);
   }
 
   setMaxConcurrency(id: string, maxConcurrency: number): Promise<WorkspaceResponse> {
@@ -119,12 +155,18 @@ export class AdminClient {
     }
   }
 
+  /** A one-time console link for `email` (the answer's `link`). */
+  inviteMember(workspaceId: string, input: { email: string; role: 'owner' | 'member' }): Promise<{ invitation_id: string; email: string; role: string; expires_at: string; link: string }> {
+    return this.request('POST', `/admin/v1/workspaces/${seg(workspaceId)}/invitations`, { body: input });
+  }
+
   /** Replays the whole log on the server; answers only at the end. */
   audit(): Promise<AuditReport> {
     return this.request('POST', '/admin/v1/audit', { timeoutMs: this.options.auditTimeoutMs ?? 30 * 60_000 });
   }
 
-  private async request<T>(method: string, path: string, opts: { body?: unknown; timeoutMs?: number } = {}): Promise<T> {
+  /** `text`: a success answer that is not JSON (CSV), returned as it came. */
+  private async request<T>(method: string, path: string, opts: { body?: unknown; timeoutMs?: number; text?: boolean } = {}): Promise<T> {
     const url = this.baseUrl + path;
     const headers: Record<string, string> = { authorization: `Bearer ${this.options.token}`, accept: 'application/json' };
     if (opts.body !== undefined) headers['content-type'] = 'application/json';
@@ -143,6 +185,7 @@ export class AdminClient {
     }
     const requestId = response.headers.get('x-request-id');
     const text = await response.text();
+    if (opts.text && response.ok) return text as T;
     let body: unknown;
     try {
       body = text === '' ? null : JSON.parse(text);

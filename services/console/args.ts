@@ -5,15 +5,18 @@ import { parseArgs } from 'node:util';
 export type Command =
   | { kind: 'help' }
   | { kind: 'workspace.create'; name: string; credits?: number; maxConcurrency?: number }
-  | { kind: 'workspace.get'; workspaceId: string }
+  | { kind: 'workspace.get'; workspaceId: string; asOf?: string }
   | { kind: 'workspace.set-concurrency'; workspaceId: string; maxConcurrency: number }
   | { kind: 'credits.grant'; workspaceId: string; amount: number; reason?: string }
   | { kind: 'key.create'; workspaceId: string; name?: string; rateLimitPerMinute?: number }
   | { kind: 'key.list'; workspaceId: string }
   | { kind: 'key.revoke'; keyId: string }
   | { kind: 'usage'; workspaceId: string; keyId?: string; from?: string; to?: string }
-  | { kind: 'ledger'; workspaceId: string; requestId?: string; after?: number; limit?: number; all: boolean }
-  | { kind: 'audit' };
+  | { kind: 'ledger'; workspaceId: string; requestId?: string; after?: number; limit?: number; all: boolean; asOf?: string }
+  | { kind: 'statement'; workspaceId: string; from: string; to: string; csv: boolean }
+  | { kind: 'export.ledger'; from: string; to: string; format: 'parquet' | 'csv'; out: string }
+  | { kind: 'audit' }
+  | { kind: 'member.invite'; workspaceId: string; email: string; role: 'owner' | 'member' };
 
 export interface Invocation {
   command: Command;
@@ -37,15 +40,18 @@ export const USAGE = `Usage: npm run admin -- <command> [options]
 
 Commands:
   workspace create --name <name> [--credits <n>] [--max-concurrency <n>]
-  workspace get <workspace_id>
+  workspace get <workspace_id> [--as-of <instant>]
   workspace set-concurrency <workspace_id> <n>
   credits grant <workspace_id> <amount> [--reason <text>]
   key create <workspace_id> [--name <name>] [--rate-limit <per_minute>]
   key list <workspace_id>
   key revoke <key_id>
   usage <workspace_id> [--key <key_id>] [--from <day>] [--to <day>]
-  ledger <workspace_id> [--request <request_id>] [--after <position>] [--limit <n>] [--all]
+  ledger <workspace_id> [--request <request_id>] [--after <position>] [--limit <n>] [--all] [--as-of <instant>]
+  statement <workspace_id> --from <instant> --to <instant> [--csv]   (the period [from, to); --csv: its ledger lines)
+  export ledger --from <instant> --to <instant> [--format parquet|csv] [--out <dir>]   (ledger and usage files, default parquet into .)
   audit
+  member invite <workspace_id> <email> [--role owner|member]   (default owner: prints a one-time console link)
 
 Options for every command:
   --url <base_url>   admin API base URL (env ADMIN_URL, default ${DEFAULT_ADMIN_URL})
@@ -70,6 +76,11 @@ const OPTIONS = {
   after: { type: 'string' },
   limit: { type: 'string' },
   all: { type: 'boolean' },
+  role: { type: 'string' },
+  'as-of': { type: 'string' },
+  csv: { type: 'boolean' },
+  format: { type: 'string' },
+  out: { type: 'string' },
 } as const;
 
 type OptionName = keyof typeof OPTIONS;
@@ -80,18 +91,21 @@ const GLOBAL: OptionName[] = ['url', 'token', 'json', 'help'];
 /** Which options each command takes, and its positional arguments. */
 const COMMANDS: Record<string, { options: OptionName[]; positionals: string[] }> = {
   'workspace create': { options: ['name', 'credits', 'max-concurrency'], positionals: [] },
-  'workspace get': { options: [], positionals: ['workspace_id'] },
+  'workspace get': { options: ['as-of'], positionals: ['workspace_id'] },
   'workspace set-concurrency': { options: [], positionals: ['workspace_id', 'n'] },
   'credits grant': { options: ['reason'], positionals: ['workspace_id', 'amount'] },
   'key create': { options: ['name', 'rate-limit'], positionals: ['workspace_id'] },
   'key list': { options: [], positionals: ['workspace_id'] },
   'key revoke': { options: [], positionals: ['key_id'] },
   usage: { options: ['key', 'from', 'to'], positionals: ['workspace_id'] },
-  ledger: { options: ['request', 'after', 'limit', 'all'], positionals: ['workspace_id'] },
+  ledger: { options: ['request', 'after', 'limit', 'all', 'as-of'], positionals: ['workspace_id'] },
+  statement: { options: ['from', 'to', 'csv'], positionals: ['workspace_id'] },
+  'export ledger': { options: ['from', 'to', 'format', 'out'], positionals: [] },
   audit: { options: [], positionals: [] },
+  'member invite': { options: ['role'], positionals: ['workspace_id', 'email'] },
 };
 
-const GROUPS = new Set(['workspace', 'credits', 'key']);
+const GROUPS = new Set(['workspace', 'credits', 'key', 'member', 'export']);
 
 export function parseInvocation(argv: string[], env: Record<string, string | undefined> = {}): Invocation {
   let parsed: { values: Values; positionals: string[] };
@@ -141,7 +155,7 @@ function buildCommand(name: string, args: string[], v: Values): Command {
       if (v.name === undefined || v.name === '') throw new UsageError('workspace create: --name is required');
       return { kind: 'workspace.create', name: v.name, credits: optionalInt(v.credits, '--credits', 0), maxConcurrency: optionalInt(v['max-concurrency'], '--max-concurrency', 1) };
     case 'workspace get':
-      return { kind: 'workspace.get', workspaceId: args[0]! };
+      return { kind: 'workspace.get', workspaceId: args[0]!, asOf: v['as-of'] };
     case 'workspace set-concurrency':
       return { kind: 'workspace.set-concurrency', workspaceId: args[0]!, maxConcurrency: int(args[1]!, '<n>', 1) };
     case 'credits grant':
@@ -162,12 +176,32 @@ function buildCommand(name: string, args: string[], v: Values): Command {
         after: optionalInt(v.after, '--after', 0),
         limit: optionalInt(v.limit, '--limit', 1),
         all: v.all ?? false,
+        asOf: v['as-of'],
       };
+    case 'statement':
+      return { kind: 'statement', workspaceId: args[0]!, ...required(name, v), csv: v.csv ?? false };
+    case 'export ledger': {
+      const format = v.format ?? 'parquet';
+      if (format !== 'parquet' && format !== 'csv') throw new UsageError(`--format must be parquet or csv, got "${format}"`);
+      return { kind: 'export.ledger', ...required(name, v), format, out: v.out ?? '.' };
+    }
     case 'audit':
       return { kind: 'audit' };
+    case 'member invite': {
+      // The operator invites the first member of a workspace, who must be able to manage the rest.
+      const role = v.role ?? 'owner';
+      if (role !== 'owner' && role !== 'member') throw new UsageError(`--role must be owner or member, got "${role}"`);
+      return { kind: 'member.invite', workspaceId: args[0]!, email: args[1]!, role };
+    }
     default:
       throw new UsageError(`unknown command "${name}"`);
   }
+}
+
+/** `--from` and `--to`, both needed. */
+function required(name: string, v: Values): { from: string; to: string } {
+  if (!v.from || !v.to) throw new UsageError(`${name}: --from and --to are required (instants, e.g. 2025-06-01T00:00:00Z)`);
+  return { from: v.from, to: v.to };
 }
 
 /** A whole number written in digits, at least `min`. */

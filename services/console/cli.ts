@@ -1,7 +1,8 @@
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { AdminApiError, AdminClient } from './admin-client';
-import { parseInvocation, USAGE, UsageError, type Command } from './args';
+import { parseInvocation, USAGE, UsageError, type Command, type Invocation } from './args';
+import { writeExport } from './export';
 import { auditReport, elapsed, fields, table } from './format';
 
 /**
@@ -25,7 +26,7 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
   const print = (text: string) => io.stdout.write(`${text}\n`);
   const note = (text: string) => io.stderr.write(`${text}\n`);
 
-  let invocation;
+  let invocation: Invocation;
   try {
     invocation = parseInvocation(argv, io.env);
   } catch (err) {
@@ -70,7 +71,7 @@ async function execute(client: AdminClient, command: Exclude<Command, { kind: 'h
       return { raw: ws, text: fields(ws) };
     }
     case 'workspace.get': {
-      const ws = await client.getWorkspace(command.workspaceId);
+      const ws = await client.getWorkspace(command.workspaceId, command.asOf);
       return { raw: ws, text: fields(ws) };
     }
     case 'workspace.set-concurrency': {
@@ -114,7 +115,7 @@ async function execute(client: AdminClient, command: Exclude<Command, { kind: 'h
       };
     }
     case 'ledger': {
-      const filter = { request_id: command.requestId, after: command.after, limit: command.limit };
+      const filter = { request_id: command.requestId, after: command.after, limit: command.limit, as_of: command.asOf };
       const page = command.all
         ? { data: await client.ledgerAll(command.workspaceId, filter), next: null }
         : await client.ledger(command.workspaceId, filter);
@@ -126,6 +127,31 @@ async function execute(client: AdminClient, command: Exclude<Command, { kind: 'h
         ),
         hint: page.next === null ? undefined : `more entries: add --after ${page.next} (or --all)`,
       };
+    }
+    case 'statement': {
+      const period = { from: command.from, to: command.to };
+      if (command.csv) {
+        const csv = await client.statementCsv(command.workspaceId, period);
+        return { raw: csv, text: csv.trimEnd() };
+      }
+      const s = await client.statement(command.workspaceId, period);
+      const totals = table(
+        ['OPERATION', 'CALLS', 'CHARGED', 'REFUNDED'],
+        s.by_operation.map((o) => [o.operation, o.calls, o.charged, o.refunded]),
+      );
+      const { by_operation: _, ...head } = s;
+      return { raw: s, text: `${fields(head)}\n\n${totals}` };
+    }
+    case 'export.ledger': {
+      const period = { from: command.from, to: command.to };
+      const ledger = await withWaitingLine(stderr, 'reading the ledger', () => client.ledgerExport(period));
+      const { data: usage } = await client.usageExport(period);
+      const files = await writeExport(command.out, command.format, ledger, usage);
+      return { raw: { files, ledger_entries: ledger.length, usage_rows: usage.length }, text: `wrote ${ledger.length} ledger entries and ${usage.length} usage rows:\n${files.join('\n')}` };
+    }
+    case 'member.invite': {
+      const invitation = await client.inviteMember(command.workspaceId, { email: command.email, role: command.role });
+      return { raw: invitation, text: fields(invitation), hint: 'Send the link to the person: it works once, for 7 days.' };
     }
     case 'audit': {
       const report = await withWaitingLine(stderr, 'auditing the whole log', () => client.audit());

@@ -35,15 +35,25 @@ export interface AuditReportLike {
   events: number;
   workspaces: number;
   mismatches: ReadonlyArray<object>;
+  /** Absent from servers older than the ledger chains. */
+  chains?: { checked: number; broken: ReadonlyArray<object> };
 }
 
 export function auditReport(report: AuditReportLike): string {
+  const broken = report.chains?.broken ?? [];
+  const chains = report.chains ? `, ${report.chains.checked} ledger chains` : '';
   const head = report.ok
-    ? `audit ok: ${report.events} events, ${report.workspaces} workspaces, every projection matches the log`
-    : `audit FAILED: ${report.mismatches.length} mismatch${report.mismatches.length === 1 ? '' : 'es'} (${report.events} events, ${report.workspaces} workspaces)`;
-  if (report.mismatches.length === 0) return head;
-  // Columns from the answer itself, so a change of the mismatch shape still prints in full.
-  const rows = report.mismatches as ReadonlyArray<Record<string, unknown>>;
+    ? `audit ok: ${report.events} events, ${report.workspaces} workspaces${chains}, every projection matches the log`
+    : `audit FAILED: ${report.mismatches.length} mismatch${report.mismatches.length === 1 ? '' : 'es'}${report.chains ? `, ${broken.length} broken ledger chain${broken.length === 1 ? '' : 's'}` : ''} (${report.events} events, ${report.workspaces} workspaces)`;
+  const parts = [head];
+  if (broken.length > 0) parts.push(`first broken link of each broken ledger chain:\n${rowsTable(broken)}`);
+  if (report.mismatches.length > 0) parts.push(rowsTable(report.mismatches));
+  return parts.join('\n');
+}
+
+/** Columns from the answer itself, so a change of its shape still prints in full. */
+function rowsTable(objects: ReadonlyArray<object>): string {
+  const rows = objects as ReadonlyArray<Record<string, unknown>>;
   const columns = [...new Set(rows.flatMap((m) => Object.keys(m)))];
-  return `${head}\n${table(columns.map((c) => c.toUpperCase()), rows.map((m) => columns.map((c) => cellOf(m[c]))))}`;
+  return table(columns.map((c) => c.toUpperCase()), rows.map((m) => columns.map((c) => cellOf(m[c]))));
 }

@@ -31,11 +31,20 @@ export interface EventRow {
   recorded_at: Date | string;
 }
 
+/** The transaction id goes to JS as text: an xid8 can exceed 2^53. */
 export const EVENT_COLUMNS =
   'position, stream, version, type, data, metadata, transaction_id::text AS transaction_id, recorded_at';
 
+/**
+ * The global order, by the xid8 column. Qualified on purpose: a bare `transaction_id` in ORDER BY
+ * binds to the text alias of EVENT_COLUMNS, which sorts '100000' before '99999' (a subscription
+ * page then skips events across every power of ten) and cannot use the events_global_order index.
+ */
+const GLOBAL_ORDER = 'events.transaction_id, events.position';
+const GLOBAL_ORDER_DESC = 'events.transaction_id DESC, events.position DESC';
+
 export class EventStore {
-  private readonly appendedListeners = new Set<() => void>();
+  private readonly appendedListeners = new Set<(committed: RecordedEvent[]) => void>();
 
   constructor(
     readonly sql: Sql,
@@ -49,19 +58,19 @@ export class EventStore {
 
   /** Several appends (any streams) that commit together or not at all. */
   async transaction<T>(fn: (tx: StoreTransaction) => Promise<T>): Promise<T> {
-    let appended = false;
+    const committed: RecordedEvent[] = [];
     const result = await this.sql.transaction((sqlTx) =>
       fn({
         sql: sqlTx,
         append: async (stream, events, expected = 'any') => {
           const recorded = await appendIn(sqlTx, stream, events, expected);
           for (const projection of this.inlineProjections) await projection.apply(sqlTx, recorded);
-          appended ||= recorded.length > 0;
+          committed.push(...recorded);
           return recorded;
         },
       }),
     );
-    if (appended) for (const listener of this.appendedListeners) listener();
+    if (committed.length > 0) for (const listener of this.appendedListeners) listener(committed);
     return result;
   }
 
@@ -103,8 +112,16 @@ export class EventStore {
     }
   }
 
-  /** In-process hint that something was appended; subscriptions poll anyway. */
-  onAppended(listener: () => void): () => void {
+  /** Where the newest committed event sits in the global order; null for an empty log. */
+  async lastEvent(): Promise<Checkpoint | null> {
+    const { rows } = await this.sql.query<{ transaction_id: string; position: number }>(
+      `SELECT transaction_id::text AS transaction_id, position FROM events ORDER BY ${GLOBAL_ORDER_DESC} LIMIT 1`,
+    );
+    return rows[0] ? { transactionId: rows[0].transaction_id, position: Number(rows[0].position) } : null;
+  }
+
+  /** In-process hint that something was appended, with what each transaction committed; subscriptions poll anyway. */
+  onAppended(listener: (committed: RecordedEvent[]) => void): () => void {
     this.appendedListeners.add(listener);
     return () => this.appendedListeners.delete(listener);
   }
@@ -113,15 +130,21 @@ export class EventStore {
 export async function readAllIn(executor: SqlExecutor, after: Checkpoint, limit: number): Promise<RecordedEvent[]> {
   const { rows } = await executor.query<EventRow>(
     `SELECT ${EVENT_COLUMNS} FROM events
-      WHERE (transaction_id, position) > ($1::xid8, $2::bigint)
-        AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
-      ORDER BY transaction_id, position
+      WHERE (events.transaction_id, events.position) > ($1::xid8, $2::bigint)
+        AND events.transaction_id < pg_snapshot_xmin(pg_current_snapshot())
+      ORDER BY ${GLOBAL_ORDER}
       LIMIT $3`,
     [after.transactionId, after.position, limit],
   );
   return rows.map(toRecorded);
 }
 
+/**
+ * One statement: the stream's version moved under its row lock (so concurrent writers to one
+ * stream serialise there and the expectation is checked against the committed version) and the
+ * events inserted after it. Only what the database assigns comes back; the rest is what was sent.
+ * No row back means the expectation failed.
+ */
 async function appendIn(
   tx: SqlExecutor,
   stream: string,
@@ -130,60 +153,41 @@ async function appendIn(
 ): Promise<RecordedEvent[]> {
   if (events.length === 0) return [];
   const count = events.length;
-  const newVersion = await bumpStreamVersion(tx, stream, count, expected);
-  if (newVersion === null) {
-    const { rows } = await tx.query<{ version: number }>('SELECT version FROM streams WHERE stream = $1', [stream]);
-    throw new WrongExpectedVersionError(stream, expected, rows[0]?.version ?? 0);
-  }
-  const firstVersion = newVersion - count + 1;
-  const { rows } = await tx.query<EventRow>(
-    `INSERT INTO events (stream, version, type, data, metadata)
-     SELECT $1, x.version, x.type, x.data::jsonb, x.metadata::jsonb
-       FROM unnest($2::bigint[], $3::text[], $4::text[], $5::text[]) AS x(version, type, data, metadata)
-     RETURNING ${EVENT_COLUMNS}`,
-    [
-      stream,
-      events.map((_, i) => firstVersion + i),
-      events.map((e) => e.type),
-      events.map((e) => JSON.stringify(e.data ?? null)),
-      events.map((e) => JSON.stringify(e.metadata ?? {})),
-    ],
+  const data = events.map((e) => JSON.stringify(e.data ?? null));
+  const metadata = events.map((e) => JSON.stringify(e.metadata ?? {}));
+  const { rows } = await tx.query<{ position: number; version: number; transaction_id: string; recorded_at: Date | string }>(
+    `WITH bumped AS (${bumpStreamVersion(expected)})
+     INSERT INTO events (stream, version, type, data, metadata)
+     SELECT $1::text, bumped.version - $2::bigint + x.ord, x.type, x.data::jsonb, x.metadata::jsonb
+       FROM bumped, unnest($3::text[], $4::text[], $5::text[]) WITH ORDINALITY AS x(type, data, metadata, ord)
+     RETURNING position, version, transaction_id::text AS transaction_id, recorded_at`,
+    [stream, count, events.map((e) => e.type), data, metadata, ...(typeof expected === 'number' && expected > 0 ? [expected] : [])],
   );
-  return rows.map(toRecorded).sort((a, b) => a.version - b.version);
+  if (rows.length === 0) {
+    const { rows: current } = await tx.query<{ version: number }>('SELECT version FROM streams WHERE stream = $1', [stream]);
+    throw new WrongExpectedVersionError(stream, expected, current[0]?.version ?? 0);
+  }
+  // version = first + ordinality - 1: the i-th row by version is the i-th event sent.
+  return rows
+    .sort((a, b) => Number(a.version) - Number(b.version))
+    .map((row, i) => toRecorded({ ...row, stream, type: events[i]!.type, data: JSON.parse(data[i]!), metadata: JSON.parse(metadata[i]!) }));
 }
 
 /**
- * Moves the stream's version under its row lock, so concurrent writers to one stream serialise
- * here and the expectation is checked against the committed version. Null means a conflict.
+ * The stream-version statement of an append (parameters: $1 stream, $2 count, $6 expected
+ * version when it is a number > 0). Returns the new version; no row on a conflict.
  */
-async function bumpStreamVersion(
-  tx: SqlExecutor,
-  stream: string,
-  count: number,
-  expected: ExpectedVersion,
-): Promise<number | null> {
+function bumpStreamVersion(expected: ExpectedVersion): string {
   if (expected === 'any') {
-    const { rows } = await tx.query<{ version: number }>(
-      `INSERT INTO streams (stream, version) VALUES ($1, $2)
-       ON CONFLICT (stream) DO UPDATE SET version = streams.version + EXCLUDED.version
-       RETURNING version`,
-      [stream, count],
-    );
-    return rows[0]!.version;
+    return `INSERT INTO streams (stream, version) VALUES ($1::text, $2::bigint)
+            ON CONFLICT (stream) DO UPDATE SET version = streams.version + EXCLUDED.version
+            RETURNING version`;
   }
   if (expected === 'no_stream' || expected === 0) {
-    const { rows } = await tx.query<{ version: number }>(
-      `INSERT INTO streams (stream, version) VALUES ($1, $2) ON CONFLICT (stream) DO NOTHING RETURNING version`,
-      [stream, count],
-    );
-    return rows[0]?.version ?? null;
+    return 'INSERT INTO streams (stream, version) VALUES ($1::text, $2::bigint) ON CONFLICT (stream) DO NOTHING RETURNING version';
   }
   if (!Number.isInteger(expected) || expected < 0) throw new RangeError(`bad expected version ${expected}`);
-  const { rows } = await tx.query<{ version: number }>(
-    `UPDATE streams SET version = version + $2 WHERE stream = $1 AND version = $3 RETURNING version`,
-    [stream, count, expected],
-  );
-  return rows[0]?.version ?? null;
+  return 'UPDATE streams SET version = version + $2::bigint WHERE stream = $1::text AND version = $6::bigint RETURNING version';
 }
 
 export function toRecorded(row: EventRow): RecordedEvent {

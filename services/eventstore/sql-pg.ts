@@ -1,19 +1,51 @@
 import pg from 'pg';
+import { backgroundLogger, type Logger } from '../common/log';
+import { recordDatabaseError } from '../metrics/metrics';
 import type { QueryResult, Sql, SqlExecutor } from './sql';
+import { DatabaseUnavailableError, isDatabaseUnreachable } from './unavailable';
 
 // bigint (int8) and numeric come back as strings by default; positions and balances fit in a
 // JS number, so parse them here once for every caller.
 pg.types.setTypeParser(20, (v) => Number(v));
 
-export function createPgSql(connectionString: string, options: { max?: number } = {}): Sql {
-  const pool = new pg.Pool({ connectionString, max: options.max ?? 20 });
-  // An idle client losing its connection must not crash the process; the pool replaces it.
-  pool.on('error', () => {});
+/** How long a caller may wait for a connection before the database counts as unavailable. */
+const CONNECT_TIMEOUT_MS = 5_000;
+/** Re-listening after a lost connection: first delay and cap. */
+const LISTEN_RETRY_MS = { initial: 250, max: 2_000 };
+
+export interface PgSqlOptions {
+  max?: number;
+  /** Default: 5 s. Also bounds the wait for a free pooled connection. */
+  connectionTimeoutMillis?: number;
+  logger?: Logger;
+}
+
+/**
+ * The pg adapter. A connection lost at any moment (database restarted, stopped, network) never
+ * ends the process: every client has an 'error' listener, a broken one is discarded, and the
+ * failure reaches the caller as DatabaseUnavailableError. The pool and LISTEN reconnect by
+ * themselves once the database is back.
+ */
+export function createPgSql(connectionString: string, options: PgSqlOptions = {}): Sql {
+  const log = options.logger ?? backgroundLogger();
+  const connectionTimeoutMillis = options.connectionTimeoutMillis ?? CONNECT_TIMEOUT_MS;
+  const pool = new pg.Pool({ connectionString, max: options.max ?? 20, connectionTimeoutMillis, keepAlive: true });
+  // An idle client losing its connection: the pool has already dropped it and opens a new one when needed.
+  pool.on('error', (err) => log.warn({ err }, 'idle database connection lost'));
+
+  const unavailableOr = (err: unknown, commitOutcomeUnknown = false): unknown => {
+    recordDatabaseError(err);
+    return err instanceof DatabaseUnavailableError ? err : isDatabaseUnreachable(err) ? new DatabaseUnavailableError(err, { commitOutcomeUnknown }) : err;
+  };
 
   const wrap = (client: pg.Pool | pg.PoolClient): SqlExecutor => ({
     async query<R>(text: string, params?: unknown[]): Promise<QueryResult<R>> {
-      const r = await client.query(text, params as unknown[]);
-      return { rows: r.rows as R[], rowCount: r.rowCount ?? 0 };
+      try {
+        const r = await client.query(text, params as unknown[]);
+        return { rows: r.rows as R[], rowCount: r.rowCount ?? 0 };
+      } catch (err) {
+        throw unavailableOr(err);
+      }
     },
   });
 
@@ -21,41 +53,104 @@ export function createPgSql(connectionString: string, options: { max?: number } 
     backend: 'postgres',
     ...wrap(pool),
     async transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
-      const client = await pool.connect();
+      let client: pg.PoolClient;
+      try {
+        client = await pool.connect();
+      } catch (err) {
+        throw unavailableOr(err);
+      }
+      // Checked out, the client has no listener of the pool's: without this one, a connection
+      // lost mid-transaction would be an unhandled 'error' event and end the process.
+      let lost: Error | undefined;
+      const onError = (err: Error) => {
+        lost ??= err;
+      };
+      client.on('error', onError);
+      let committing = false;
+      let broken: unknown;
       try {
         await client.query('BEGIN');
         const result = await fn(wrap(client));
+        committing = true;
         await client.query('COMMIT');
         return result;
       } catch (err) {
-        await client.query('ROLLBACK').catch(() => {});
-        throw err;
+        const failure = unavailableOr(err, committing);
+        if (failure instanceof DatabaseUnavailableError || lost) {
+          broken = failure;
+        } else {
+          await client.query('ROLLBACK').catch((rollbackError: unknown) => {
+            broken = rollbackError;
+            log.warn({ err: rollbackError }, 'rollback failed; the connection is discarded');
+          });
+        }
+        throw failure;
       } finally {
-        client.release();
+        client.off('error', onError);
+        // With an error, the pool closes the client instead of handing a broken one out again.
+        client.release(lost ?? (broken instanceof Error ? broken : broken === undefined ? undefined : new Error(String(broken))));
       }
     },
-    async listen(channel, onMessage, onReconnect) {
+    async listen(channel, onMessage, onReconnect, onLost) {
       if (!/^[a-z_][a-z0-9_]*$/.test(channel)) throw new Error(`bad channel name ${channel}`);
       let client: pg.Client | undefined;
       let closed = false;
-      const connect = async (isReconnect: boolean): Promise<void> => {
-        const c = new pg.Client({ connectionString });
+      let retryTimer: NodeJS.Timeout | undefined;
+
+      /** A connection listening on `channel`; once established, its loss starts the reconnecting. */
+      const connect = async (): Promise<pg.Client> => {
+        const c = new pg.Client({ connectionString, connectionTimeoutMillis, keepAlive: true });
+        let established = false;
         c.on('notification', (n) => n.channel === channel && onMessage(n.payload ?? ''));
-        c.on('error', () => {});
-        c.on('end', () => {
-          if (closed) return;
-          // Keep trying until the database is back; then tell the caller what it may have missed.
-          setTimeout(() => void connect(true).catch(() => c.emit('end')), 500).unref();
+        c.on('error', (err) => {
+          if (established && !closed) log.warn({ err, channel }, 'listening connection lost');
         });
-        await c.connect();
-        await c.query(`LISTEN ${channel}`);
-        client = c;
-        if (isReconnect) onReconnect?.();
+        c.on('end', () => {
+          if (!established || closed) return;
+          established = false;
+          if (client === c) client = undefined;
+          onLost?.();
+          reconnect(1);
+        });
+        try {
+          await c.connect();
+          await c.query(`LISTEN ${channel}`);
+        } catch (err) {
+          await c.end().catch(() => undefined); // it failed already; closing it is all that is left
+          throw unavailableOr(err);
+        }
+        established = true;
+        return c;
       };
-      await connect(false);
+
+      // One attempt at a time, with backoff, until the database is back or we are closed.
+      const reconnect = (attempt: number) => {
+        const delay = Math.min(LISTEN_RETRY_MS.max, LISTEN_RETRY_MS.initial * 2 ** (attempt - 1));
+        retryTimer = setTimeout(async () => {
+          retryTimer = undefined;
+          if (closed) return;
+          try {
+            const c = await connect();
+            if (closed) {
+              await c.end().catch((err: unknown) => log.warn({ err, channel }, 'closing a listening connection failed'));
+              return;
+            }
+            client = c;
+            log.info({ channel, attempts: attempt }, 'listening again');
+            onReconnect?.();
+          } catch (err) {
+            if (attempt === 1 || attempt % 20 === 0) log.warn({ err, channel, attempts: attempt }, 'cannot listen yet; retrying');
+            reconnect(attempt + 1);
+          }
+        }, delay);
+        retryTimer.unref();
+      };
+
+      client = await connect();
       return async () => {
         closed = true;
-        await client?.end().catch(() => {});
+        if (retryTimer) clearTimeout(retryTimer);
+        await client?.end().catch((err: unknown) => log.warn({ err, channel }, 'closing a listening connection failed'));
       };
     },
     async close() {

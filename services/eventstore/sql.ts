@@ -17,8 +17,14 @@ export interface Sql extends SqlExecutor {
   transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T>;
   /**
    * Calls `onMessage` for each NOTIFY on `channel` committed by any connection to this database.
-   * `onReconnect` runs after a lost listening connection is back: notifications may have been missed.
+   * `onLost` runs when the listening connection is lost (notifications are missed from then on);
+   * `onReconnect` once it is back, reconnected by itself: whatever was missed must be assumed.
    */
-  listen(channel: string, onMessage: (payload: string) => void, onReconnect?: () => void): Promise<() => Promise<void>>;
+  listen(
+    channel: string,
+    onMessage: (payload: string) => void,
+    onReconnect?: () => void,
+    onLost?: () => void,
+  ): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }

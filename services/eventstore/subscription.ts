@@ -1,4 +1,6 @@
 import { createHash } from 'node:crypto';
+import { backoffDelayMs } from '../common/backoff';
+import { backgroundLogger, everyNthError, type Logger } from '../common/log';
 import { readAllIn, type EventStore } from './event-store';
 import type { SqlExecutor } from './sql';
 import { START, type Checkpoint, type RecordedEvent } from './types';
@@ -15,8 +17,33 @@ export interface SubscriptionHandler {
 
 export interface SubscriptionOptions {
   batchSize?: number;
+  /** How often to look for new events when nothing woke the subscription (default 200 ms). */
   pollIntervalMs?: number;
-  onError?: (err: unknown) => void;
+  /**
+   * After every failed attempt, with how many failed in a row; awaited before the next wait (the
+   * relay drops its producer here). Default: logged through `logger`, the first of a run and every 20th.
+   */
+  onError?: (err: unknown, failures: number) => void | Promise<void>;
+  /** Where the default onError reports (default: the background logger). */
+  logger?: Logger;
+  /**
+   * Outside the batch's transaction, before each attempt (the relay connects its producer here,
+   * so no transaction stays open meanwhile). Throwing counts as a failed attempt.
+   */
+  beforeBatch?: () => Promise<void>;
+  /** After each attempt that went through, whatever its outcome; throwing counts as a failure. */
+  afterBatch?: (outcome: BatchOutcome) => Promise<void>;
+  /**
+   * After a failure, wait this backoff (capped, with jitter) instead of the poll interval, and do
+   * not let new events cut the wait short: a failing dependency is not hammered.
+   */
+  backoff?: { initialMs?: number; maxMs?: number };
+  /**
+   * An in-process append wakes the subscription no sooner than this after its last attempt
+   * began (default 0: at once). Under load every commit appends: without it, each commit costs
+   * the subscription a transaction or two of its own.
+   */
+  coalesceWakesMs?: number;
 }
 
 export type BatchOutcome = { kind: 'processed'; count: number; checkpoint: Checkpoint } | { kind: 'idle' } | { kind: 'busy' };
@@ -60,45 +87,74 @@ export async function catchUp(store: EventStore, handler: SubscriptionHandler, b
 }
 
 export interface RunningSubscription {
+  /** Finishes the batch in flight (its checkpoint commits or rolls back), then stops. */
   stop(): Promise<void>;
   /** Resolves once the subscription has processed everything committed before the call. */
   settled(): Promise<void>;
+  /** Looks for new events now, unless it is backing off after a failure. */
+  wake(): void;
 }
 
-/** Polls (and wakes early on in-process appends) until stopped. */
+/** Polls (and wakes early on in-process appends) until stopped; failures are retried, never thrown. */
 export function startSubscription(
   store: EventStore,
   handler: SubscriptionHandler,
   options: SubscriptionOptions = {},
 ): RunningSubscription {
   const pollIntervalMs = options.pollIntervalMs ?? 200;
+  const onError =
+    options.onError ?? everyNthError(options.logger ?? backgroundLogger(), 'subscription failed; retrying', { subscription: handler.name });
   let stopped = false;
+  let failures = 0;
   let wake: (() => void) | undefined;
-  const unsubscribe = store.onAppended(() => wake?.());
+  let stopWaiting: (() => void) | undefined;
+  const coalesceMs = options.coalesceWakesMs ?? 0;
+  let lastAttemptAt = 0;
+  let coalesced: NodeJS.Timeout | undefined;
+  const unsubscribe = store.onAppended(() => {
+    const due = lastAttemptAt + coalesceMs - Date.now();
+    if (due <= 0) return wake?.();
+    coalesced ??= setTimeout(() => {
+      coalesced = undefined;
+      wake?.();
+    }, due);
+  });
   let idleWaiters: Array<() => void> = [];
 
   const loop = (async () => {
     while (!stopped) {
-      let outcome: BatchOutcome;
+      let outcome: BatchOutcome | undefined;
+      lastAttemptAt = Date.now();
       try {
+        await options.beforeBatch?.();
         outcome = await processBatch(store, handler, options.batchSize);
+        failures = 0;
+        await options.afterBatch?.(outcome);
       } catch (err) {
-        options.onError?.(err);
-        outcome = { kind: 'busy' };
+        failures += 1;
+        // The error hook must not end the loop either.
+        await Promise.resolve()
+          .then(() => onError(err, failures))
+          .catch((hookError: unknown) => backgroundLogger().error({ subscription: handler.name, err: hookError }, 'subscription error hook failed'));
       }
-      if (outcome.kind === 'processed') continue;
-      if (outcome.kind === 'idle') {
+      if (stopped) break;
+      if (outcome?.kind === 'processed' && failures === 0) continue;
+      if (outcome?.kind === 'idle') {
         for (const resolve of idleWaiters) resolve();
         idleWaiters = [];
       }
+      const backingOff = failures > 0 && options.backoff !== undefined;
       await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, pollIntervalMs);
-        wake = () => {
+        const timer = setTimeout(resolve, backingOff ? backoffDelayMs(failures, options.backoff) : pollIntervalMs);
+        const done = () => {
           clearTimeout(timer);
           resolve();
         };
+        wake = backingOff ? undefined : done;
+        stopWaiting = done;
       });
       wake = undefined;
+      stopWaiting = undefined;
     }
   })();
 
@@ -106,7 +162,8 @@ export function startSubscription(
     async stop() {
       stopped = true;
       unsubscribe();
-      wake?.();
+      clearTimeout(coalesced);
+      stopWaiting?.();
       await loop;
     },
     async settled() {
@@ -115,6 +172,9 @@ export function startSubscription(
         idleWaiters.push(resolve);
         wake?.();
       });
+    },
+    wake() {
+      wake?.();
     },
   };
 }

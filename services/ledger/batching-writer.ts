@@ -1,34 +1,56 @@
+import { streams } from '../../contracts/events';
 import type { EventStore, StoreTransaction } from '../eventstore/event-store';
 import type { NewEvent } from '../eventstore/types';
+import { DatabaseUnavailableError } from '../eventstore/unavailable';
+import { startWriterBatch } from '../metrics/metrics';
+import { chargeRequestOf, evolveCharge, type ChargeState } from './charge-state';
+import { chainLedgerEvents } from './ledger-chain';
+import { evolveWorkspace, type WorkspaceState } from './workspace-state';
 
-/** What a decided job appends to its workspace's stream, the balance it leaves, and its answer. */
-export interface WorkspaceDecision<T> {
+/** What a job decides from: the rows it named, locked, as the earlier jobs of the batch left them. */
+export interface LockedState {
+  /** Undefined: no such workspace. */
+  workspace: WorkspaceState | undefined;
+  /** The charge of the job's `chargeOf` request; undefined when none was asked for or none exists. */
+  charge: ChargeState | undefined;
+}
+
+/** What a job appends and answers. */
+export interface Decision<T> {
+  /** Appended to the workspace's own stream; the writer evolves the state it hands on with them. */
   events: NewEvent[];
-  balanceAfter: number;
+  /** Appended to other streams in the same transaction (what a live fetch learned about an entity). */
+  entityEvents?: { stream: string; event: NewEvent }[];
   result: T;
 }
 
-type Settle = { resolve: (v: any) => void; reject: (e: unknown) => void };
-type RunJob = Settle & { kind: 'run'; workspaceId?: string; run: (tx: StoreTransaction) => Promise<unknown> };
-type DecideJob = Settle & { kind: 'decide'; workspaceId: string; stream: string; decide: (balance: number | undefined) => WorkspaceDecision<unknown> };
-type Job = RunJob | DecideJob;
+export interface WorkspaceJob<T> {
+  workspaceId: string;
+  /** A request whose charge row the decision needs: read (and locked) with the batch's others. */
+  chargeOf?: string;
+  /** Pure; may throw to fail this job alone. */
+  decide(locked: LockedState): Decision<T>;
+}
+
+type Pending = WorkspaceJob<unknown> & { resolve: (value: unknown) => void; reject: (error: unknown) => void };
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 
 /**
  * Group commit: every job that arrives while a transaction is in flight joins the next one, so
  * under load many charges share one commit (one WAL flush) instead of one each.
  *
- * A batch first locks every workspace row its jobs name, in id order and in one statement (the
- * order every writer takes them in, so batches on several instances never deadlock). Decided jobs
- * (charges, uncharged completions) then run as pure functions of the locked balance, one after
- * another in arrival order, and their events go to each workspace's stream in ONE append: the cost
- * of a batch is a fixed handful of statements, not a handful per job. Closure jobs run after.
+ * A batch locks every workspace row its jobs name once, in id order and in one statement (the order
+ * every writer takes them in, so batches on several instances never deadlock), then the charge rows
+ * its jobs name, in one more. Each job is then a pure decision on that state, in arrival order;
+ * the writer evolves the state with each job's events before the next decides, and every stream's
+ * events go in ONE append: a batch costs a fixed handful of statements, not a handful per job.
  *
- * A decided job that throws fails alone; a closure job that throws rolls its batch back, and the
- * batch then re-runs one job per transaction so only the faulty job fails.
+ * A decision that throws fails alone. A batch whose appends fail rolls back and re-runs one job
+ * per transaction, so only the faulty job fails; a batch that fails because the database is
+ * unavailable fails every job of it, and the writer goes on with the next.
  */
 export class BatchingWriter {
-  private queue: Job[] = [];
+  private queue: Pending[] = [];
   private flushing = false;
 
   constructor(
@@ -36,22 +58,9 @@ export class BatchingWriter {
     private readonly maxBatch = 64,
   ) {}
 
-  /** Runs `run` in the next batch; `workspaceId`, when given, is locked up front with the others. */
-  submit<T>(run: (tx: StoreTransaction) => Promise<T>, workspaceId?: string): Promise<T> {
-    return this.enqueue<T>((settle) => ({ ...settle, kind: 'run', workspaceId, run }));
-  }
-
-  /**
-   * Decides from the workspace's locked balance (undefined: no such workspace) what to append to
-   * `stream`; `decide` must be pure and may throw to fail only this job.
-   */
-  submitDecision<T>(workspaceId: string, stream: string, decide: (balance: number | undefined) => WorkspaceDecision<T>): Promise<T> {
-    return this.enqueue<T>((settle) => ({ ...settle, kind: 'decide', workspaceId, stream, decide }));
-  }
-
-  private enqueue<T>(make: (settle: Settle) => Job): Promise<T> {
+  submit<T>(job: WorkspaceJob<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.queue.push(make({ resolve, reject }));
+      this.queue.push({ ...job, resolve: resolve as (value: unknown) => void, reject });
       if (!this.flushing) void this.flush();
     });
   }
@@ -61,12 +70,15 @@ export class BatchingWriter {
     try {
       while (this.queue.length > 0) {
         const batch = this.queue.splice(0, this.maxBatch);
+        const timedCommit = startWriterBatch(batch.length, this.queue.length);
         try {
-          const outcomes = await this.store.transaction((tx) => runBatch(tx, batch));
-          batch.forEach((job, i) => settle(job, outcomes[i]!));
+          const outcomes = await timedCommit(this.store.transaction((tx) => runBatch(tx, batch)));
+          for (const [i, job] of batch.entries()) settle(job, outcomes[i]!);
         } catch (batchError) {
-          if (batch.length === 1) {
-            batch[0]!.reject(batchError);
+          // The database is out of reach: every job fails alike, and re-running them one by one
+          // could apply twice a batch whose COMMIT went through before the connection broke.
+          if (batch.length === 1 || batchError instanceof DatabaseUnavailableError) {
+            for (const job of batch) job.reject(batchError);
             continue;
           }
           for (const job of batch) {
@@ -83,43 +95,65 @@ export class BatchingWriter {
   }
 }
 
-function settle(job: Job, outcome: Outcome) {
+function settle(job: Pending, outcome: Outcome) {
   if (outcome.ok) job.resolve(outcome.value);
   else job.reject(outcome.error);
 }
 
-async function runBatch(tx: StoreTransaction, batch: Job[]): Promise<Outcome[]> {
-  const ids = [...new Set(batch.flatMap((job) => (job.workspaceId ? [job.workspaceId] : [])))].sort();
-  const balances = new Map<string, number>();
-  if (ids.length > 0) {
-    const { rows } = await tx.sql.query<{ id: string; balance: number }>(
-      'SELECT id, balance FROM workspaces WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE',
-      [ids],
-    );
-    for (const r of rows) balances.set(r.id, Number(r.balance));
-  }
+async function runBatch(tx: StoreTransaction, batch: Pending[]): Promise<Outcome[]> {
+  const { workspaces, ledgerHashes } = await lockWorkspaces(tx, [...new Set(batch.map((job) => job.workspaceId))].sort());
+  // Workspace rows before charge rows: the order every other writer takes them in.
+  const charges = await lockCharges(tx, [...new Set(batch.flatMap((job) => (job.chargeOf ? [job.chargeOf] : [])))].sort());
 
-  const outcomes: Outcome[] = new Array(batch.length);
+  const outcomes: Outcome[] = [];
   const appends = new Map<string, NewEvent[]>();
-  batch.forEach((job, i) => {
-    if (job.kind !== 'decide') return;
+  const appendTo = (stream: string, events: NewEvent[]) => {
+    if (events.length > 0) appends.set(stream, [...(appends.get(stream) ?? []), ...events]);
+  };
+  for (const job of batch) {
     try {
-      const decision = job.decide(balances.get(job.workspaceId));
-      if (decision.events.length > 0) {
-        const events = appends.get(job.stream) ?? [];
-        events.push(...decision.events);
-        appends.set(job.stream, events);
+      const decision = job.decide({ workspace: workspaces.get(job.workspaceId), charge: job.chargeOf ? charges.get(job.chargeOf) : undefined });
+      for (const { stream, event } of decision.entityEvents ?? []) appendTo(stream, [event]);
+      // Tamper evidence: each ledger event links to the workspace's previous one (ledger-chain.ts).
+      const stream = streams.workspace(job.workspaceId);
+      const chained = chainLedgerEvents(ledgerHashes.get(job.workspaceId) ?? null, stream, decision.events);
+      ledgerHashes.set(job.workspaceId, chained.lastHash);
+      appendTo(stream, chained.events);
+      for (const event of decision.events) {
+        const after = evolveWorkspace(workspaces.get(job.workspaceId), event);
+        if (after) workspaces.set(job.workspaceId, after);
+        const requestId = chargeRequestOf(event);
+        const charge = requestId === undefined ? undefined : evolveCharge(charges.get(requestId), event);
+        if (requestId !== undefined && charge) charges.set(requestId, charge);
       }
-      if (balances.has(job.workspaceId)) balances.set(job.workspaceId, decision.balanceAfter);
-      outcomes[i] = { ok: true, value: decision.result };
+      outcomes.push({ ok: true, value: decision.result });
     } catch (error) {
-      outcomes[i] = { ok: false, error };
+      outcomes.push({ ok: false, error });
     }
-  });
-  for (const stream of [...appends.keys()].sort()) await tx.append(stream, appends.get(stream)!);
-
-  for (const [i, job] of batch.entries()) {
-    if (job.kind === 'run') outcomes[i] = { ok: true, value: await job.run(tx) };
   }
+  for (const stream of [...appends.keys()].sort()) await tx.append(stream, appends.get(stream)!);
   return outcomes;
+}
+
+/** The workspaces' states, and the hash of each one's last ledger event (the next one links to it). */
+async function lockWorkspaces(tx: StoreTransaction, ids: string[]) {
+  const { rows } = await tx.sql.query<{ id: string; balance: number; max_concurrency: number; last_ledger_hash: string | null }>(
+    'SELECT id, balance, max_concurrency, last_ledger_hash FROM workspaces WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE',
+    [ids],
+  );
+  return {
+    workspaces: new Map<string, WorkspaceState>(rows.map((r) => [r.id, { balance: Number(r.balance), maxConcurrency: Number(r.max_concurrency) }])),
+    ledgerHashes: new Map<string, string | null>(rows.map((r) => [r.id, r.last_ledger_hash])),
+  };
+}
+
+async function lockCharges(tx: StoreTransaction, requestIds: string[]): Promise<Map<string, ChargeState>> {
+  if (requestIds.length === 0) return new Map();
+  const { rows } = await tx.sql.query<{ request_id: string; credits: number; refunded_credits: number | null; settled: boolean }>(
+    'SELECT request_id, credits, refunded_credits, settled FROM charges WHERE request_id = ANY($1::text[]) ORDER BY request_id FOR UPDATE',
+    [requestIds],
+  );
+  return new Map(
+    rows.map((r) => [r.request_id, { credits: Number(r.credits), refundedCredits: r.refunded_credits === null ? null : Number(r.refunded_credits), settled: r.settled }]),
+  );
 }

@@ -1,297 +1,132 @@
-import { newEvent, streams, type EventData, type Operation } from '../../contracts/events';
-import { generateApiKey, hashApiKey, keyDisplayPrefix, newKeyId, newWorkspaceId } from '../common/ids';
-import type { EventStore, StoreTransaction } from '../eventstore/event-store';
-import type { NewEvent } from '../eventstore/types';
+import { backgroundLogger, type Logger } from '../common/log';
+import type { EventStore } from '../eventstore/event-store';
 import type { SqlExecutor } from '../eventstore/sql';
-import { BatchingWriter, type WorkspaceDecision } from './batching-writer';
-import { decideCharge, decideRefund } from './rules';
+import { createKey, type CreatedKey } from '../keys/create-key';
+import { revokeKey } from '../keys/revoke-key';
+import * as queries from '../projections/queries';
+import type { Workspace } from '../projections/queries';
+import { BatchingWriter } from './batching-writer';
+import { changeLimits } from './commands/change-limits';
+import { charge, type ChargeCommand, type ChargeResult } from './commands/charge';
+import { createWorkspace } from './commands/create-workspace';
+import { grantCredits } from './commands/grant-credits';
+import { recordUncharged } from './commands/record-uncharged';
+import { refundAbandonedCharges, settle, type SettleCommand, type SettleResult } from './commands/settle';
+import { voidCharge, type VoidCommand, type VoidResult } from './commands/void-charge';
+import { RefundRetrier } from './refund-retrier';
 
-export const DEFAULT_MAX_CONCURRENCY = 8;
-export const DEFAULT_RATE_LIMIT_PER_MINUTE = 600;
-/** Channel on which key changes are announced to every instance sharing the database. */
-export const KEY_CHANGES_CHANNEL = 'api_key_changes';
+// The facade's vocabulary, for the API and the lookup service.
+export type { ChargeCommand, ChargeResult } from './commands/charge';
+export type { SettleCommand } from './commands/settle';
+export type { VoidCommand } from './commands/void-charge';
+export type { Workspace } from '../projections/queries';
+export { BalanceLimitError, UnknownWorkspaceError } from './errors';
+export { UnknownKeyError } from '../keys/revoke-key';
 
-export class UnknownWorkspaceError extends Error {
-  constructor(readonly workspaceId: string) {
-    super(`no workspace ${workspaceId}`);
-  }
-}
-export class UnknownKeyError extends Error {
-  constructor(readonly keyId: string) {
-    super(`no API key ${keyId}`);
-  }
-}
-
-export interface Workspace {
-  id: string;
-  name: string;
-  balance: number;
-  max_concurrency: number;
-  created_at: string;
-}
-
-export interface ChargeCommand {
-  workspaceId: string;
-  requestId: string;
-  keyId: string;
-  operation: Operation;
-  credits: number;
-  /** Known at charge time (a cache hit): recorded in the same transaction. */
-  completed?: Omit<EventData<'LookupCompleted'>, 'workspace_id' | 'request_id' | 'key_id' | 'operation'>;
-}
-export type ChargeResult = { kind: 'charged'; balanceAfter: number } | { kind: 'insufficient_credits'; balance: number };
-
-export interface SettleCommand {
-  workspaceId: string;
-  requestId: string;
-  keyId: string;
-  operation: Operation;
-  /** What the live fetch learned (ProfileFetched / ProfileNotFound), on the entity's stream. */
-  entityEvents?: { stream: string; event: NewEvent }[];
-  /** Credits that go back: the whole charge for a failure, the difference for a cheaper not-found. */
-  refund?: { owed: number; cause: string };
-  completed: Omit<EventData<'LookupCompleted'>, 'workspace_id' | 'request_id' | 'key_id' | 'operation'>;
-  /** Recovery: do nothing if the charge was settled meanwhile (another sweeper, a slow instance). */
-  onlyIfUnsettled?: boolean;
-}
-
-/** The money side: workspaces, keys, charges and refunds, all as events. */
+/**
+ * The money side as one object: workspaces, keys, charges and refunds. Each method is one command
+ * (services/ledger/commands, services/keys) or one read model (services/projections/queries);
+ * this only wires them to the store and the one batching writer they share.
+ */
 export class Ledger {
   private readonly writer: BatchingWriter;
+  private readonly refunds: RefundRetrier;
 
-  constructor(private readonly store: EventStore) {
+  constructor(
+    private readonly store: EventStore,
+    options: { logger?: Logger } = {},
+  ) {
     this.writer = new BatchingWriter(store);
+    const log = options.logger ?? backgroundLogger();
+    this.refunds = new RefundRetrier(async (cmd) => {
+      const { kept } = await this.voidCharge(cmd);
+      // Only when a settle with a partial refund committed though its caller never heard: the
+      // one refund a charge may have is spent, so this difference to the answer stays.
+      if (kept > 0) log.error({ request_id: cmd.requestId, workspace_id: cmd.workspaceId, kept }, 'a call answered "nothing charged" keeps credits');
+    }, log);
+  }
+
+  /** Writes the refunds still owed (bounded wait); what cannot be written is left to the sweeper. */
+  async close(): Promise<void> {
+    await this.refunds.stop();
   }
 
   async createWorkspace(input: { name: string; credits?: number; maxConcurrency?: number }): Promise<Workspace> {
-    const id = newWorkspaceId();
-    const events = [newEvent('WorkspaceCreated', { workspace_id: id, name: input.name, max_concurrency: input.maxConcurrency ?? DEFAULT_MAX_CONCURRENCY })];
-    if (input.credits && input.credits > 0) events.push(newEvent('CreditsGranted', { workspace_id: id, amount: input.credits, reason: 'initial credits' }) as any);
-    await this.store.append(streams.workspace(id), events, 'no_stream');
+    const id = await createWorkspace(this.store, input);
     return (await this.getWorkspace(id))!;
   }
 
-  async getWorkspace(id: string, executor: SqlExecutor = this.store.sql): Promise<Workspace | undefined> {
-    const { rows } = await executor.query<Workspace & { created_at: Date }>(
-      'SELECT id, name, balance, max_concurrency, created_at FROM workspaces WHERE id = $1',
-      [id],
-    );
-    const row = rows[0];
-    return row && { ...row, created_at: new Date(row.created_at).toISOString() };
+  getWorkspace(id: string, executor: SqlExecutor = this.store.sql): Promise<Workspace | undefined> {
+    return queries.getWorkspace(executor, id);
   }
 
-  async balance(workspaceId: string): Promise<number | null> {
-    const { rows } = await this.store.sql.query<{ balance: number }>('SELECT balance FROM workspaces WHERE id = $1', [workspaceId]);
-    return rows[0]?.balance ?? null;
+  balance(workspaceId: string): Promise<number | null> {
+    return queries.balance(this.store.sql, workspaceId);
   }
 
   async changeLimits(id: string, maxConcurrency: number): Promise<Workspace> {
-    await this.store.transaction(async (tx) => {
-      await lockWorkspace(tx, id);
-      await tx.append(streams.workspace(id), [newEvent('LimitsChanged', { workspace_id: id, max_concurrency: maxConcurrency })]);
-      // Instances cache a key's limits with the key: tell them at commit.
-      await tx.sql.query('SELECT pg_notify($1, $2)', [KEY_CHANGES_CHANNEL, id]);
-    });
+    await changeLimits(this.store, { workspaceId: id, maxConcurrency });
     return (await this.getWorkspace(id))!;
   }
 
-  async grantCredits(id: string, amount: number, reason?: string): Promise<{ balance: number }> {
-    return this.store.transaction(async (tx) => {
-      await lockWorkspace(tx, id);
-      await tx.append(streams.workspace(id), [newEvent('CreditsGranted', { workspace_id: id, amount, reason: reason ?? null })]);
-      const { rows } = await tx.sql.query<{ balance: number }>('SELECT balance FROM workspaces WHERE id = $1', [id]);
-      return { balance: rows[0]!.balance };
-    });
+  grantCredits(id: string, amount: number, reason?: string): Promise<{ balance: number }> {
+    return grantCredits(this.writer, { workspaceId: id, amount, reason });
   }
 
-  async createKey(workspaceId: string, input: { name?: string; rateLimitPerMinute?: number }) {
-    await this.requireWorkspace(workspaceId);
-    const id = newKeyId();
-    const key = generateApiKey();
-    const prefix = keyDisplayPrefix(key);
-    const rate = input.rateLimitPerMinute ?? DEFAULT_RATE_LIMIT_PER_MINUTE;
-    const [recorded] = await this.store.append(
-      streams.apiKey(id),
-      [newEvent('ApiKeyCreated', { key_id: id, workspace_id: workspaceId, name: input.name ?? null, prefix, key_hash: hashApiKey(key), rate_limit_per_minute: rate })],
-      'no_stream',
-    );
-    return { id, key, prefix, name: input.name ?? null, rate_limit_per_minute: rate, created_at: recorded!.recordedAt.toISOString() };
+  async createKey(workspaceId: string, input: { name?: string; rateLimitPerMinute?: number }): Promise<CreatedKey> {
+    const exists = (await this.getWorkspace(workspaceId)) !== undefined;
+    return createKey(this.store, exists, { workspaceId, ...input });
   }
 
-  async listKeys(workspaceId: string) {
-    await this.requireWorkspace(workspaceId);
-    const { rows } = await this.store.sql.query<{ id: string; prefix: string; name: string | null; created_at: Date; last_used_at: Date | null; revoked_at: Date | null }>(
-      `SELECT k.id, k.prefix, k.name, k.created_at, u.last_used_at, k.revoked_at
-         FROM api_keys k LEFT JOIN key_last_used u ON u.key_id = k.id
-        WHERE k.workspace_id = $1 ORDER BY k.created_at, k.id`,
-      [workspaceId],
-    );
-    return rows.map((r) => ({ ...r, created_at: iso(r.created_at)!, last_used_at: iso(r.last_used_at), revoked_at: iso(r.revoked_at) }));
+  listKeys(workspaceId: string) {
+    return queries.listKeys(this.store.sql, workspaceId);
   }
 
   /** Revokes once; revoking again answers with the first revocation. Other instances are told at commit. */
   async revokeKey(keyId: string): Promise<{ id: string; revoked_at: string }> {
-    await this.store.transaction(async (tx) => {
-      // Under the row lock, so two concurrent revocations append one ApiKeyRevoked, not two.
-      const found = await tx.sql.query<{ workspace_id: string; revoked_at: Date | null }>(
-        'SELECT workspace_id, revoked_at FROM api_keys WHERE id = $1 FOR UPDATE',
-        [keyId],
-      );
-      const key = found.rows[0];
-      if (!key) throw new UnknownKeyError(keyId);
-      if (key.revoked_at) return;
-      await tx.append(streams.apiKey(keyId), [newEvent('ApiKeyRevoked', { key_id: keyId, workspace_id: key.workspace_id })]);
-      await tx.sql.query('SELECT pg_notify($1, $2)', [KEY_CHANGES_CHANNEL, keyId]);
-    });
-    const { rows } = await this.store.sql.query<{ revoked_at: Date }>('SELECT revoked_at FROM api_keys WHERE id = $1', [keyId]);
-    return { id: keyId, revoked_at: iso(rows[0]!.revoked_at)! };
+    await revokeKey(this.store, keyId);
+    return { id: keyId, revoked_at: (await queries.keyRevokedAt(this.store.sql, keyId))! };
   }
 
-  /**
-   * Charges a call when the balance covers it. The balance row is locked, the decision is the
-   * pure rule, and the event with its projections commits in the same (batched) transaction.
-   */
+  /** Charges a call when the balance covers it, in the next batch of the writer. */
   charge(cmd: ChargeCommand): Promise<ChargeResult> {
-    // Built (and schema-checked) before joining the batch: the locked part only decides.
-    const events = chargeEvents(cmd);
-    return this.writer.submitDecision(cmd.workspaceId, streams.workspace(cmd.workspaceId), (balance) => decideChargeEvents(cmd, events, balance));
+    return charge(this.writer, cmd);
   }
 
   /** Records what a live lookup ended in, refunding at most once per charge. */
-  settle(cmd: SettleCommand): Promise<{ balance: number; refunded: number }> {
-    return this.writer.submit((tx) => settleIn(tx, cmd), cmd.workspaceId);
+  settle(cmd: SettleCommand): Promise<SettleResult> {
+    return settle(this.writer, cmd);
   }
 
   /**
-   * Refunds charges whose lookup never completed (the instance serving it died), once they are
-   * older than `graceMs`. Safe to run on every instance at once: each charge settles once.
+   * Makes a call cost nothing whatever its charge reached: the caller was answered "nothing
+   * charged" because the outcome could not be recorded (or the charge's own commit was not
+   * confirmed). Safe to repeat; does nothing when the charge never committed.
    */
-  async refundAbandonedCharges(graceMs: number): Promise<number> {
-    const { rows } = await this.store.sql.query<{ request_id: string; workspace_id: string; key_id: string; operation: Operation }>(
-      `SELECT request_id, workspace_id, key_id, operation FROM charges
-        WHERE NOT settled AND charged_at < now() - make_interval(secs => $1) ORDER BY charged_at LIMIT 500`,
-      [graceMs / 1000],
-    );
-    let refunded = 0;
-    for (const c of rows) {
-      const settled = await this.settle({
-        workspaceId: c.workspace_id,
-        requestId: c.request_id,
-        keyId: c.key_id,
-        operation: c.operation,
-        onlyIfUnsettled: true,
-        refund: { owed: Number.MAX_SAFE_INTEGER, cause: 'internal_error' },
-        completed: { outcome: 'error', cache_status: null, credits_charged: 0, error_code: 'internal_error' },
-      });
-      if (settled.refunded > 0) refunded++;
-    }
-    return refunded;
+  voidCharge(cmd: VoidCommand): Promise<VoidResult> {
+    return voidCharge(this.writer, cmd);
+  }
+
+  /** voidCharge now, and again until it goes through while the database is unavailable. */
+  voidChargeEventually(cmd: VoidCommand): void {
+    this.refunds.add(cmd);
+  }
+
+  /** See refundAbandonedCharges in commands/settle.ts. */
+  refundAbandonedCharges(graceMs: number): Promise<number> {
+    return refundAbandonedCharges(this.store, this.writer, graceMs);
   }
 
   /** A call that charged nothing (refused, or a free not-found from cache), for usage. */
   recordUncharged(cmd: Omit<SettleCommand, 'refund' | 'entityEvents'>): Promise<void> {
-    const events = [completedEvent(cmd)];
-    return this.writer.submitDecision(cmd.workspaceId, streams.workspace(cmd.workspaceId), (balance) => ({
-      events,
-      balanceAfter: balance ?? 0,
-      result: undefined,
-    }));
+    return recordUncharged(this.writer, cmd);
   }
 
-  async ledgerEntries(workspaceId: string, q: { requestId?: string; after?: number; limit: number }) {
-    await this.requireWorkspace(workspaceId);
-    const { rows } = await this.store.sql.query<{ position: number; type: string; request_id: string | null; key_id: string | null; credits: number; balance_after: number; recorded_at: Date }>(
-      `SELECT position, type, request_id, key_id, credits, balance_after, recorded_at FROM ledger_entries
-        WHERE workspace_id = $1 AND ($2::text IS NULL OR request_id = $2) AND position > $3
-        ORDER BY position LIMIT $4`,
-      [workspaceId, q.requestId ?? null, q.after ?? 0, q.limit + 1],
-    );
-    const page = rows.slice(0, q.limit).map((r) => ({ ...r, recorded_at: iso(r.recorded_at)! }));
-    return { data: page, next: rows.length > q.limit ? page[page.length - 1]!.position : null };
+  ledgerEntries(workspaceId: string, q: { requestId?: string; after?: number; limit: number }) {
+    return queries.ledgerEntries(this.store.sql, workspaceId, q);
   }
 
-  async usage(workspaceId: string, q: { keyId?: string; from?: string; to?: string }) {
-    await this.requireWorkspace(workspaceId);
-    const { rows } = await this.store.sql.query<{ day: string | Date; key_id: string; operation: string; calls: number; credits_charged: number; credits_refunded: number; errors: number }>(
-      `SELECT day::text AS day, key_id, operation, calls, credits_charged, credits_refunded, errors FROM usage_daily
-        WHERE workspace_id = $1 AND ($2::text IS NULL OR key_id = $2)
-          AND ($3::date IS NULL OR day >= $3::date) AND ($4::date IS NULL OR day <= $4::date)
-        ORDER BY day, key_id, operation`,
-      [workspaceId, q.keyId ?? null, q.from ?? null, q.to ?? null],
-    );
-    return rows.map((r) => ({ ...r, day: String(r.day) }));
-  }
-
-  private async requireWorkspace(id: string) {
-    if (!(await this.getWorkspace(id))) throw new UnknownWorkspaceError(id);
+  usage(workspaceId: string, q: { keyId?: string; from?: string; to?: string }) {
+    return queries.usage(this.store.sql, workspaceId, q);
   }
 }
-
-function completedEvent(cmd: Pick<SettleCommand, 'workspaceId' | 'requestId' | 'keyId' | 'operation' | 'completed'>) {
-  return newEvent(
-    'LookupCompleted',
-    { workspace_id: cmd.workspaceId, request_id: cmd.requestId, key_id: cmd.keyId, operation: cmd.operation, ...cmd.completed },
-    cmd.requestId,
-  );
-}
-
-/**
- * Every write that moves a workspace's balance or limits takes its row lock first, before the
- * stream lock of the append: one lock order, so a charge racing a grant or a refund on another
- * instance waits instead of deadlocking.
- */
-async function lockWorkspace(tx: StoreTransaction, workspaceId: string): Promise<number> {
-  const { rows } = await tx.sql.query<{ balance: number }>('SELECT balance FROM workspaces WHERE id = $1 FOR UPDATE', [workspaceId]);
-  if (!rows[0]) throw new UnknownWorkspaceError(workspaceId);
-  return Number(rows[0].balance);
-}
-
-function chargeEvents(cmd: ChargeCommand): NewEvent[] {
-  const events: NewEvent[] = [
-    newEvent('LookupCharged', { workspace_id: cmd.workspaceId, request_id: cmd.requestId, key_id: cmd.keyId, operation: cmd.operation, credits: cmd.credits }, cmd.requestId),
-  ];
-  if (cmd.completed) events.push(completedEvent({ ...cmd, completed: cmd.completed }));
-  return events;
-}
-
-/** A charge decided from the workspace's locked balance: its events, or a refusal with none. */
-function decideChargeEvents(cmd: ChargeCommand, events: NewEvent[], balance: number | undefined): WorkspaceDecision<ChargeResult> {
-  if (balance === undefined) throw new UnknownWorkspaceError(cmd.workspaceId);
-  const decision = decideCharge(balance, cmd.credits);
-  if (decision.kind === 'insufficient_credits') return { events: [], balanceAfter: balance, result: decision };
-  return { events, balanceAfter: decision.balanceAfter, result: { kind: 'charged', balanceAfter: decision.balanceAfter } };
-}
-
-async function settleIn(tx: StoreTransaction, cmd: SettleCommand): Promise<{ balance: number; refunded: number }> {
-  if (cmd.onlyIfUnsettled) {
-    // Workspace row before the charge row, the order every other writer takes them in.
-    await lockWorkspace(tx, cmd.workspaceId);
-    const { rows } = await tx.sql.query<{ settled: boolean }>('SELECT settled FROM charges WHERE request_id = $1 FOR UPDATE', [cmd.requestId]);
-    if (!rows[0] || rows[0].settled) {
-      const { rows: ws } = await tx.sql.query<{ balance: number }>('SELECT balance FROM workspaces WHERE id = $1', [cmd.workspaceId]);
-      return { balance: ws[0]?.balance ?? 0, refunded: 0 };
-    }
-  }
-  for (const { stream, event } of cmd.entityEvents ?? []) await tx.append(stream, [event]);
-  let refunded = 0;
-  const events = [];
-  if (cmd.refund) {
-    await lockWorkspace(tx, cmd.workspaceId);
-    const { rows } = await tx.sql.query<{ credits: number; refunded_credits: number | null }>(
-      'SELECT credits, refunded_credits FROM charges WHERE request_id = $1 FOR UPDATE',
-      [cmd.requestId],
-    );
-    const charge = rows[0] && { credits: Number(rows[0].credits), refundedCredits: rows[0].refunded_credits === null ? null : Number(rows[0].refunded_credits) };
-    const decision = decideRefund(charge, cmd.refund.owed);
-    if (decision.kind === 'refund') {
-      refunded = decision.credits;
-      events.push(newEvent('LookupRefunded', { workspace_id: cmd.workspaceId, request_id: cmd.requestId, key_id: cmd.keyId, operation: cmd.operation, credits: refunded, cause: cmd.refund.cause }, cmd.requestId));
-    }
-  }
-  events.push(completedEvent(cmd) as any);
-  await tx.append(streams.workspace(cmd.workspaceId), events);
-  const { rows } = await tx.sql.query<{ balance: number }>('SELECT balance FROM workspaces WHERE id = $1', [cmd.workspaceId]);
-  return { balance: rows[0]!.balance, refunded };
-}
-
-const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());

@@ -1,3 +1,4 @@
+import { freeAreaEndpoints, pricedEndpoint } from '../../contracts/endpoints';
 import type { PricedOperation, PricingResponse } from '../../contracts/http';
 
 /**
@@ -11,33 +12,23 @@ export type BilledOperation = PricedOperation | 'cache' | 'meta';
 export type LookupOutcome = 'success' | 'not_found' | 'failure';
 
 interface PriceRow {
-  endpoint: string;
   description: string;
+  /** How the errors page names the lookup when it lists not-found prices. */
+  lookupBy: string;
   success: number;
   /** null: the operation has no definitive not-found answer. */
   notFound: number | null;
 }
 
 const PRICES: Readonly<Record<PricedOperation, PriceRow>> = {
-  company: { endpoint: '/v1/company', description: 'Company lookup by any company reference.', success: 1, notFound: 1 },
-  domain: { endpoint: '/v1/domain', description: 'Company lookup by website domain.', success: 4, notFound: 4 },
-  person_url: { endpoint: '/v1/person', description: 'Person lookup by profile URL.', success: 1, notFound: 1 },
-  person_name: { endpoint: '/v1/person', description: 'Person lookup by name.', success: 3, notFound: 1 },
-  search: { endpoint: '/v1/search', description: 'Web search results as JSON.', success: 1, notFound: null },
+  company: { description: 'Company lookup by any company reference.', lookupBy: 'company reference', success: 1, notFound: 1 },
+  domain: { description: 'Company lookup by website domain.', lookupBy: 'website domain', success: 4, notFound: 4 },
+  person_url: { description: 'Person lookup by profile URL.', lookupBy: 'person', success: 1, notFound: 1 },
+  person_name: { description: 'Person lookup by name.', lookupBy: 'person', success: 3, notFound: 1 },
+  search: { description: 'Web search results as JSON.', lookupBy: 'search', success: 1, notFound: null },
 };
 
-const FREE_AREAS: PricingResponse['free'] = [
-  {
-    area: 'cache',
-    price: 0,
-    endpoints: ['POST /v1/cache/company', 'POST /v1/cache/domain', 'POST /v1/cache/person', 'GET /v1/cache/stats'],
-  },
-  {
-    area: 'meta',
-    price: 0,
-    endpoints: ['GET /v1/health', 'GET /v1/pricing', 'GET /v1/openapi.json', 'GET /v1/errors', 'GET /docs'],
-  },
-];
+const FREE_AREAS = ['cache', 'meta'] as const;
 
 function isPriced(op: BilledOperation): op is PricedOperation {
   return op !== 'cache' && op !== 'meta';
@@ -51,14 +42,6 @@ export function successPrice(op: BilledOperation): number {
 /** Credits for a definitive not-found fetched live; 0 where the operation has no not-found answer. */
 export function notFoundPrice(op: BilledOperation): number {
   return isPriced(op) ? (PRICES[op].notFound ?? 0) : 0;
-}
-
-/**
- * The balance a call needs before it is admitted: its success price
- * (`insufficient_credits` when the balance is below it).
- */
-export function requiredBalance(op: BilledOperation): number {
-  return successPrice(op);
 }
 
 /** What the call finally costs once its outcome is known. */
@@ -90,17 +73,19 @@ export function pricingTable(): PricingResponse {
     unit: 'credit',
     operations: (Object.keys(PRICES) as PricedOperation[]).map((operation) => {
       const row = PRICES[operation];
+      const { method, path } = pricedEndpoint(operation);
+      if (method !== 'POST') throw new Error(`priced operation ${operation} is not a POST`);
       return {
         operation,
-        method: 'POST' as const,
-        endpoint: row.endpoint,
+        method,
+        endpoint: path,
         description: row.description,
         success_price: row.success,
         not_found_price: row.notFound,
         not_found_free_from_cache: row.notFound !== null,
       };
     }),
-    free: FREE_AREAS.map((area) => ({ ...area, endpoints: [...area.endpoints] })),
+    free: FREE_AREAS.map((area) => ({ area, price: 0 as const, endpoints: freeAreaEndpoints(area) })),
     notes: [
       'A cache HIT of a profile is charged like a live lookup.',
       'A definitive not-found (not_found, unresolvable_id) is charged at the not-found price, and is free when answered from the cache.',
@@ -111,7 +96,20 @@ export function pricingTable(): PricingResponse {
   };
 }
 
-/** A person lookup is priced by the kind of reference it was given. */
-export function personOperation(referenceKind: 'url' | 'name'): 'person_url' | 'person_name' {
-  return referenceKind === 'url' ? 'person_url' : 'person_name';
+/**
+ * The live not-found prices in words, for the errors page, e.g. "1 credit by company reference or
+ * person, 4 by website domain".
+ */
+export function notFoundPricesText(): string {
+  const byPrice = new Map<number, string[]>();
+  for (const row of Object.values(PRICES)) {
+    if (row.notFound === null) continue;
+    const names = byPrice.get(row.notFound) ?? [];
+    if (!names.includes(row.lookupBy)) names.push(row.lookupBy);
+    byPrice.set(row.notFound, names);
+  }
+  return [...byPrice]
+    .sort(([a], [b]) => a - b)
+    .map(([price, names], i) => `${price}${i === 0 ? (price === 1 ? ' credit' : ' credits') : ''} by ${names.join(' or ')}`)
+    .join(', ');
 }

@@ -8,6 +8,7 @@ import {
   type ConcurrencySlotsOptions,
   type SlotHandle,
 } from './concurrency';
+import { orLimiterUnavailable } from './limiter-unavailable';
 
 // Shared by both scripts: the key lives until its last lease ends, so idle scopes disappear.
 const NOW_AND_EXPIRE = `
@@ -58,7 +59,9 @@ export interface RedisConcurrencySlotsOptions extends ConcurrencySlotsOptions {
 
 /**
  * Slots as a sorted set per scope of slot ids scored by lease expiry (Redis `TIME`, ms). The
- * connection stays the caller's: `close()` stops renewals but does not quit it.
+ * connection stays the caller's: `close()` stops renewals but does not quit it. When Redis does
+ * not answer, `acquire` and `release` throw LimiterUnavailableError (a slot whose release failed
+ * is no longer renewed, so it frees when its lease lapses).
  */
 export function createRedisConcurrencySlots(
   redis: Redis,
@@ -75,7 +78,7 @@ export function createRedisConcurrencySlots(
     renewEveryMs,
     renew,
     async (scope, slotIds) => {
-      await client[RENEW](keyPrefix + scope, leaseMs, ...slotIds);
+      await orLimiterUnavailable('concurrency slot renew', () => client[RENEW](keyPrefix + scope, leaseMs, ...slotIds));
     },
     onRenewError,
   );
@@ -84,13 +87,13 @@ export function createRedisConcurrencySlots(
     async acquire(scope: string, max: number): Promise<SlotHandle | null> {
       assertMax(max);
       const slotId = randomUUID();
-      const granted = await client[ACQUIRE](keyPrefix + scope, max, leaseMs, slotId);
+      const granted = await orLimiterUnavailable('concurrency slot acquire', () => client[ACQUIRE](keyPrefix + scope, max, leaseMs, slotId));
       if (granted !== 1) return null;
       held.add(scope, slotId);
       return {
         async release() {
           // Stop renewing first; ZREM of a slot already gone is harmless.
-          if (held.delete(scope, slotId)) await client.zrem(keyPrefix + scope, slotId);
+          if (held.delete(scope, slotId)) await orLimiterUnavailable('concurrency slot release', () => client.zrem(keyPrefix + scope, slotId));
         },
       };
     },

@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { RateDecision, RateLimiter } from './rate-limiter';
+import { orLimiterUnavailable } from './limiter-unavailable';
 import { assertPerMinute } from './token-bucket';
 
 /**
@@ -41,11 +42,21 @@ redis.call('PEXPIRE', key, fullInMs + 1)
 return {allowed, remaining, reset, retry}
 `;
 
+/**
+ * A key's admission in one round trip: its revocation mark (KEYS[2]) checked, then, unmarked, its
+ * token taken. A marked key takes nothing and gets {-1}: the caller then asks the database.
+ */
+const TAKE_UNLESS_MARKED_SCRIPT = `
+if redis.call('EXISTS', KEYS[2]) == 1 then return {-1} end
+${TAKE_SCRIPT}`;
+
 const COMMAND = 'lookupRateLimitTake';
+const TAKE_UNLESS_MARKED = 'lookupRateLimitTakeUnlessMarked';
 
 /** What `defineCommand` adds to the connection at run time. */
 interface TakeCommand {
   [COMMAND](key: string, perMinute: number): Promise<[number, number, number, number]>;
+  [TAKE_UNLESS_MARKED](key: string, markKey: string, perMinute: number): Promise<[number, number?, number?, number?]>;
 }
 
 export interface RedisRateLimiterOptions {
@@ -56,19 +67,33 @@ export interface RedisRateLimiterOptions {
 /**
  * Shared token buckets in Redis. The connection stays the caller's: `close()` does not quit it.
  * ioredis `defineCommand` sends EVALSHA and falls back to EVAL when the script is not cached.
+ * When Redis does not answer, `take` throws LimiterUnavailableError.
  */
-export function createRedisRateLimiter(redis: Redis, options: RedisRateLimiterOptions = {}): RateLimiter {
+export function createRedisRateLimiter(redis: Redis, options: RedisRateLimiterOptions = {}): RateLimiter & Required<Pick<RateLimiter, 'takeUnlessMarked'>> {
   const keyPrefix = options.keyPrefix ?? 'ratelimit:';
   const client = redis as unknown as Partial<TakeCommand>;
   if (typeof client[COMMAND] !== 'function') {
     redis.defineCommand(COMMAND, { numberOfKeys: 1, lua: TAKE_SCRIPT });
   }
+  if (typeof client[TAKE_UNLESS_MARKED] !== 'function') {
+    redis.defineCommand(TAKE_UNLESS_MARKED, { numberOfKeys: 2, lua: TAKE_UNLESS_MARKED_SCRIPT });
+  }
   const take = (key: string, perMinute: number) => (client as TakeCommand)[COMMAND](key, perMinute);
 
   return {
+    async takeUnlessMarked(bucketKey: string, markKey: string, perMinute: number): Promise<RateDecision | 'marked'> {
+      assertPerMinute(perMinute);
+      const [allowed, remaining, resetSeconds, retryAfterSeconds] = await orLimiterUnavailable('rate limit take', () =>
+        (client as TakeCommand)[TAKE_UNLESS_MARKED](keyPrefix + bucketKey, markKey, perMinute),
+      );
+      if (allowed === -1) return 'marked';
+      return { allowed: allowed === 1, limit: perMinute, remaining: remaining!, resetSeconds: resetSeconds!, retryAfterSeconds: retryAfterSeconds! };
+    },
     async take(bucketKey: string, perMinute: number): Promise<RateDecision> {
       assertPerMinute(perMinute);
-      const [allowed, remaining, resetSeconds, retryAfterSeconds] = await take(keyPrefix + bucketKey, perMinute);
+      const [allowed, remaining, resetSeconds, retryAfterSeconds] = await orLimiterUnavailable('rate limit take', () =>
+        take(keyPrefix + bucketKey, perMinute),
+      );
       return { allowed: allowed === 1, limit: perMinute, remaining, resetSeconds, retryAfterSeconds };
     },
     async close() {},

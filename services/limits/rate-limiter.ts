@@ -14,5 +14,10 @@ export interface RateDecision {
 export interface RateLimiter {
   /** Takes one token from `bucketKey`, whose capacity is `perMinute`, refilled evenly over 60 s. */
   take(bucketKey: string, perMinute: number): Promise<RateDecision>;
+  /**
+   * `take`, unless the Redis key `markKey` (a revocation mark) exists: then nothing is taken.
+   * One round trip for both; only where the marks live with the buckets (Redis).
+   */
+  takeUnlessMarked?(bucketKey: string, markKey: string, perMinute: number): Promise<RateDecision | 'marked'>;
   close(): Promise<void>;
 }

@@ -1,35 +1,34 @@
-import { ApiError, type ErrorCode } from '../../contracts/errors';
-import { contentHash } from '../../contracts/content-hash';
-import { newEvent, streams, type Operation } from '../../contracts/events';
+import { ApiError, type Billing } from '../../contracts/errors';
+import { inCanonicalOrder } from '../../contracts/content-hash';
+import { streams } from '../../contracts/events';
 import type { SqlExecutor } from '../eventstore/sql';
-import type { Ledger } from '../ledger/ledger';
-import { chargeForOutcome, refundOwed, successPrice } from '../ledger/pricing';
+import { DatabaseUnavailableError } from '../eventstore/unavailable';
+import type { ChargeCommand, ChargeResult, Ledger, SettleCommand, VoidCommand } from '../ledger/ledger';
 import { aliases, companyAlias, companyAliases, entities, normalizeQuery, personAlias, personAliases } from './aliases';
-import { ageSeconds, cacheDecision, type CacheDecision } from './freshness';
+import { decideFetched, decideFromCache, type CachedEntry, type LookupAnswer, type LookupAsked, type LookupErrorAnswer, type NotFoundCode, type SourceOutcome } from './decider';
+import type { CacheIndexMemory } from './cache-index-memory';
+import { ageSeconds, cacheDecision } from './freshness';
 import { parseDomain, type CompanyReference, type PersonReference } from './references';
 import type { Source, SourceResult } from './source/source';
 
-/** Who is asking, and the billing state of this one request (read by the error renderer too). */
-export interface CallContext {
+export type { LookupAnswer };
+
+/** Who is asking: the call's request id and its key's workspace. */
+export interface Caller {
   requestId: string;
   workspaceId: string;
   keyId: string;
-  /** Credits this request has finally cost so far. */
-  charged: number;
-  /** Workspace balance after this request, once known. */
-  balance: number | null;
 }
 
-export interface LookupAnswer {
-  data: Record<string, unknown>;
-  contentHash: string;
-  cache: { status: CacheDecision; age_seconds: number; fetched_at: string };
-  resolved?: { domain: string; confirmed: boolean };
+/** A lookup answered: the answer, what it cost and the balance after it. */
+export interface LookupResult {
+  answer: LookupAnswer;
+  billing: { charged: number; balance: number };
 }
 
 interface CachedRow {
   entity: string | null;
-  code: ErrorCode | null;
+  code: NotFoundCode | null;
   reason: string | null;
   alias_fetched_at: Date | string;
   data: Record<string, unknown> | null;
@@ -37,32 +36,29 @@ interface CachedRow {
   fetched_at: Date | string | null;
 }
 
-type Fetched =
-  | { kind: 'found'; entity: string; entityKind: 'company' | 'person' | 'search'; stream: string; data: Record<string, unknown>; aliases: string[] }
-  | { kind: 'not_found'; code: 'not_found' | 'unresolvable_id' }
-  | { kind: 'failure'; code: ErrorCode; retryAfterSeconds?: number; message?: string };
-
 /** One lookup operation, described for the shared cache-charge-fetch-settle flow. */
-interface LookupPlan {
-  operation: Operation;
-  alias: string;
-  kind: 'company' | 'person' | 'search';
-  notFoundReason: string;
-  fetch(): Promise<Fetched>;
+interface LookupPlan extends LookupAsked {
+  fetch(): Promise<SourceOutcome>;
 }
 
+/**
+ * The I/O around the lookup decider (decider.ts): cache read, ledger calls, the live fetch.
+ * A failed lookup throws an ApiError that carries its billing; nothing is written back to the caller.
+ */
 export class LookupService {
   constructor(
     private readonly sql: SqlExecutor,
     private readonly ledger: Ledger,
     private readonly source: Source,
     private readonly clock: () => Date = () => new Date(),
+    /** The cache index kept in process (bounded, invalidated by every instance's writes). */
+    private readonly memory?: CacheIndexMemory,
   ) {}
 
   /** References arrive parsed: refusing a malformed one is the HTTP layer's job, before any charge. */
-  async company(ctx: CallContext, ref: CompanyReference, maxAge: number): Promise<LookupAnswer> {
+  async company(caller: Caller, ref: CompanyReference, maxAge: number): Promise<LookupResult> {
     const alias = companyAlias(ref);
-    return this.run(ctx, maxAge, {
+    return this.run(caller, maxAge, {
       operation: 'company',
       alias,
       kind: 'company',
@@ -72,9 +68,9 @@ export class LookupService {
   }
 
   /** `domain` is already the registrable domain (see parseDomain). */
-  async domain(ctx: CallContext, domain: string, maxAge: number): Promise<LookupAnswer> {
+  async domain(caller: Caller, domain: string, maxAge: number): Promise<LookupResult> {
     const alias = aliases.domain(domain);
-    const answer = await this.run(ctx, maxAge, {
+    const { answer, billing } = await this.run(caller, maxAge, {
       operation: 'domain',
       alias,
       kind: 'company',
@@ -83,12 +79,12 @@ export class LookupService {
     });
     const website = typeof answer.data.website === 'string' ? answer.data.website : '';
     const websiteDomain = website ? parseDomain(website) : { ok: false as const };
-    return { ...answer, resolved: { domain, confirmed: websiteDomain.ok && websiteDomain.domain === domain } };
+    return { answer: { ...answer, resolved: { domain, confirmed: websiteDomain.ok && websiteDomain.domain === domain } }, billing };
   }
 
-  async person(ctx: CallContext, ref: PersonReference, maxAge: number): Promise<LookupAnswer> {
+  async person(caller: Caller, ref: PersonReference, maxAge: number): Promise<LookupResult> {
     const alias = personAlias(ref);
-    return this.run(ctx, maxAge, {
+    return this.run(caller, maxAge, {
       operation: ref.kind === 'url' ? 'person_url' : 'person_name',
       alias,
       kind: 'person',
@@ -105,10 +101,10 @@ export class LookupService {
     });
   }
 
-  async search(ctx: CallContext, query: string, limit: number, maxAge: number): Promise<LookupAnswer> {
+  async search(caller: Caller, query: string, limit: number, maxAge: number): Promise<LookupResult> {
     const normalized = normalizeQuery(query);
     const alias = aliases.search(normalized, limit);
-    return this.run(ctx, maxAge, {
+    return this.run(caller, maxAge, {
       operation: 'search',
       alias,
       kind: 'search',
@@ -120,7 +116,7 @@ export class LookupService {
           kind: 'found',
           entity: entities.search(normalized, limit),
           entityKind: 'search',
-          stream: `search-${limit}-${normalized}`,
+          stream: streams.search(limit, normalized),
           data: { query, results: result.data.results },
           aliases: [alias],
         };
@@ -130,15 +126,14 @@ export class LookupService {
 
   /** Free, never the profile itself: what the cache holds for one reference. */
   async cacheEntry(alias: string) {
-    const row = await this.cached(alias);
-    if (!row) return { cached: false, found: false, fetched_at: null, age_seconds: null, content_hash: null };
-    const fetchedAt = new Date(row.entity ? row.fetched_at! : row.alias_fetched_at);
+    const entry = await this.cached(alias);
+    if (!entry) return { cached: false, found: false, fetched_at: null, age_seconds: null, content_hash: null };
     return {
       cached: true,
-      found: row.entity !== null,
-      fetched_at: fetchedAt.toISOString(),
-      age_seconds: ageSeconds(fetchedAt, this.clock()),
-      content_hash: row.entity ? row.content_hash : null,
+      found: entry.kind === 'profile',
+      fetched_at: entry.fetchedAt.toISOString(),
+      age_seconds: ageSeconds(entry.fetchedAt, this.clock()),
+      content_hash: entry.kind === 'profile' ? entry.contentHash : null,
     };
   }
 
@@ -158,109 +153,96 @@ export class LookupService {
     return { entries: r.company + r.person + r.domain + r.search, company: r.company, domain: r.domain, person: r.person, search: r.search };
   }
 
-  private async cached(alias: string): Promise<CachedRow | undefined> {
+  private async cached(alias: string): Promise<CachedEntry | undefined> {
     const { rows } = await this.sql.query<CachedRow>(
       `SELECT a.entity, a.code, a.reason, a.fetched_at AS alias_fetched_at, e.data, e.content_hash, e.fetched_at
          FROM cache_aliases a LEFT JOIN cache_entities e ON e.entity = a.entity
         WHERE a.alias = $1`,
       [alias],
     );
-    return rows[0];
+    const row = rows[0];
+    if (!row) return undefined;
+    if (row.entity === null) return { kind: 'not_found', code: row.code, reason: row.reason, fetchedAt: new Date(row.alias_fetched_at) };
+    // jsonb reordered the keys: back in the order the answer serialises (once per read, not per hit).
+    return { kind: 'profile', data: inCanonicalOrder(row.data!), contentHash: row.content_hash!, fetchedAt: new Date(row.fetched_at!) };
   }
 
   /**
    * The one flow of every lookup: cache decision, charge (balance checked atomically), live fetch
    * when needed, then settle: keep the charge, lower it to the not-found price, or refund it.
    */
-  private async run(ctx: CallContext, maxAge: number, plan: LookupPlan): Promise<LookupAnswer> {
-    const now = this.clock();
-    const row = await this.cached(plan.alias);
-    const cachedAt = row ? new Date(row.entity ? row.fetched_at! : row.alias_fetched_at) : undefined;
-    const status = cacheDecision(cachedAt && { fetchedAt: cachedAt }, maxAge, now);
-    const base = { workspaceId: ctx.workspaceId, requestId: ctx.requestId, keyId: ctx.keyId, operation: plan.operation };
+  private async run(caller: Caller, maxAge: number, plan: LookupPlan): Promise<LookupResult> {
+    const base = { workspaceId: caller.workspaceId, requestId: caller.requestId, keyId: caller.keyId, operation: plan.operation };
+    const cached = this.memory
+      ? await this.memory.read(plan.alias, (entry) => cacheDecision(entry, maxAge, this.clock()) === 'HIT', (alias) => this.cached(alias))
+      : await this.cached(plan.alias);
+    const verdict = decideFromCache({ asked: plan, cached, maxAge, now: this.clock() });
 
-    if (status === 'HIT' && row && cachedAt) {
-      const cache = { status, age_seconds: ageSeconds(cachedAt, now), fetched_at: cachedAt.toISOString() };
-      if (row.entity === null) {
-        // A cached not-found is free.
-        await this.ledger.recordUncharged({ ...base, completed: { outcome: 'not_found', cache_status: 'HIT', credits_charged: 0, error_code: row.code } });
-        ctx.balance = await this.ledger.balance(ctx.workspaceId);
-        throw new ApiError(row.code ?? 'not_found', { reason: row.reason ?? plan.notFoundReason });
-      }
-      const price = successPrice(plan.operation);
-      const charged = await this.ledger.charge({ ...base, credits: price, completed: { outcome: 'success', cache_status: 'HIT', credits_charged: price, error_code: null } });
-      if (charged.kind === 'insufficient_credits') {
-        ctx.balance = charged.balance;
-        throw new ApiError('insufficient_credits');
-      }
-      ctx.charged = price;
-      ctx.balance = charged.balanceAfter;
-      return { data: row.data!, contentHash: row.content_hash!, cache };
+    if (verdict.kind === 'cached_not_found') {
+      await this.ledger.recordUncharged({ ...base, completed: verdict.completed });
+      throw lookupError(verdict.error, { charged: 0, balance: await this.ledger.balance(caller.workspaceId) });
     }
 
-    const price = successPrice(plan.operation);
-    const charged = await this.ledger.charge({ ...base, credits: price });
-    if (charged.kind === 'insufficient_credits') {
-      ctx.balance = charged.balance;
-      throw new ApiError('insufficient_credits');
-    }
-    ctx.charged = price;
-    ctx.balance = charged.balanceAfter;
+    const charged = await this.charge({ ...base, credits: verdict.charge, ...(verdict.kind === 'hit' ? { completed: verdict.completed } : {}) });
+    if (charged.kind === 'insufficient_credits') throw lookupError({ code: 'insufficient_credits' }, { charged: 0, balance: charged.balance });
+    if (verdict.kind === 'hit') return { answer: verdict.answer, billing: { charged: verdict.charge, balance: charged.balanceAfter } };
 
-    let fetched: Fetched;
-    try {
-      fetched = await plan.fetch();
-    } catch (err) {
-      fetched = { kind: 'failure', code: 'internal_error', message: err instanceof Error ? err.message : String(err) };
-    }
-    const fetchedAt = this.clock();
-
-    if (fetched.kind === 'found') {
-      const hash = contentHash(fetched.data);
-      const settled = await this.ledger.settle({
-        ...base,
-        entityEvents: [{
-          stream: fetched.stream,
-          event: newEvent('ProfileFetched', { entity: fetched.entity, kind: fetched.entityKind, data: fetched.data, content_hash: hash, fetched_at: fetchedAt.toISOString(), aliases: fetched.aliases }, ctx.requestId),
-        }],
-        completed: { outcome: 'success', cache_status: status, credits_charged: price, error_code: null },
-      });
-      ctx.balance = settled.balance;
-      return { data: fetched.data, contentHash: hash, cache: { status, age_seconds: 0, fetched_at: fetchedAt.toISOString() } };
-    }
-
-    if (fetched.kind === 'not_found') {
-      const reason = fetched.code === 'unresolvable_id' ? 'no_public_page' : plan.notFoundReason;
-      const cost = chargeForOutcome(plan.operation, 'not_found', false);
-      const settled = await this.ledger.settle({
-        ...base,
-        entityEvents: [{
-          stream: streams.notFound(plan.alias),
-          event: newEvent('ProfileNotFound', { kind: plan.kind === 'person' ? 'person' : 'company', alias: plan.alias, code: fetched.code, reason, fetched_at: fetchedAt.toISOString() }, ctx.requestId),
-        }],
-        refund: { owed: refundOwed(price, 'not_found', plan.operation), cause: 'not_found_price' },
-        completed: { outcome: 'not_found', cache_status: status, credits_charged: cost, error_code: fetched.code },
-      });
-      ctx.charged = price - settled.refunded;
-      ctx.balance = settled.balance;
-      throw new ApiError(fetched.code, { reason });
-    }
-
-    const settled = await this.ledger.settle({
-      ...base,
-      refund: { owed: refundOwed(price, 'failure', plan.operation), cause: fetched.code },
-      completed: { outcome: 'error', cache_status: status, credits_charged: 0, error_code: fetched.code },
+    // From here the charge stands until settled: an unexpected failure reports it as it is.
+    const outcome = await plan.fetch().catch((err: unknown): SourceOutcome => ({ kind: 'failure', code: 'internal_error', message: err instanceof Error ? err.message : String(err) }));
+    const fetched = decideFetched({ asked: plan, status: verdict.status, charged: verdict.charge, outcome, fetchedAt: this.clock(), requestId: caller.requestId });
+    const settled = await this.settle({ ...base, ...fetched.settlement }).catch((err: unknown) => {
+      throw err instanceof DatabaseUnavailableError || err instanceof ApiError
+        ? err
+        : new ApiError('internal_error', { cause: err, billing: { charged: verdict.charge, balance: charged.balanceAfter } });
     });
-    ctx.charged = price - settled.refunded;
-    ctx.balance = settled.balance;
-    throw new ApiError(fetched.code, { retryAfterSeconds: fetched.retryAfterSeconds, message: fetched.message });
+    const billing = { charged: verdict.charge - settled.refunded, balance: settled.balance };
+    if ('error' in fetched) throw lookupError(fetched.error, billing);
+    return { answer: fetched.answer, billing };
   }
+
+  /**
+   * The database went away while the charge committed: it may stand. The caller is answered 503
+   * with nothing charged, so it is refunded if it did commit, as soon as the database answers.
+   */
+  private async charge(cmd: ChargeCommand): Promise<ChargeResult> {
+    try {
+      return await this.ledger.charge(cmd);
+    } catch (err) {
+      if (err instanceof DatabaseUnavailableError && err.commitOutcomeUnknown) {
+        this.ledger.voidChargeEventually(voidOf(cmd, cmd.completed?.cache_status ?? null));
+      }
+      throw err;
+    }
+  }
+
+  /**
+   * The outcome cannot be recorded while the database is away: the caller is answered 503 with
+   * nothing charged (the error carries no billing), and the charge is refunded as soon as the
+   * database answers (Billing rule 3), not a minute later by the sweeper.
+   */
+  private async settle(cmd: SettleCommand): Promise<{ balance: number; refunded: number }> {
+    try {
+      return await this.ledger.settle(cmd);
+    } catch (err) {
+      if (err instanceof DatabaseUnavailableError) this.ledger.voidChargeEventually(voidOf(cmd, cmd.completed.cache_status));
+      throw err;
+    }
+  }
+}
+
+function lookupError(answer: LookupErrorAnswer, billing: Billing): ApiError {
+  const { code, ...options } = answer;
+  return new ApiError(code, { ...options, billing });
+}
+
+function voidOf(cmd: ChargeCommand | SettleCommand, cacheStatus: VoidCommand['cacheStatus']): VoidCommand {
+  return { workspaceId: cmd.workspaceId, requestId: cmd.requestId, keyId: cmd.keyId, operation: cmd.operation, cacheStatus };
 }
 
 function toFetched<T extends object, A>(
   result: SourceResult<T, A>,
   describe: (found: { data: T; aliases: A }) => { entity: string; entityKind: 'company' | 'person' | 'search'; stream: string; aliases: string[] },
-): Fetched {
+): SourceOutcome {
   switch (result.kind) {
     case 'found':
       return { kind: 'found', data: result.data as Record<string, unknown>, ...describe(result) };
@@ -274,7 +256,7 @@ function toFetched<T extends object, A>(
   }
 }
 
-function companyFetched(result: Awaited<ReturnType<Source['companyBySlug']>>, asked: string): Fetched {
+function companyFetched(result: Awaited<ReturnType<Source['companyBySlug']>>, asked: string): SourceOutcome {
   return toFetched(result, (found) => ({
     entity: entities.company(found.aliases.id),
     entityKind: 'company',

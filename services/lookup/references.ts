@@ -22,6 +22,20 @@ export const PUBLIC_IDENTIFIER_MAX_CHARS = 100;
 
 const FAIL = { ok: false } as const;
 
+/**
+ * Characters no reference holds, wherever they stand, raw or %-escaped: controls (Cc: URL
+ * parsers silently drop tabs and newlines, and leading or trailing C0), invisible characters
+ * (Cf and Default_Ignorable_Code_Point: zero-width space and joiners, bidi controls, BOM, soft
+ * hyphen, variation selectors, which IDNA silently drops) and the backslash (WHATWG URL reads it
+ * as `/`). Left in, they make a different string resolve to the same site or page unseen. Unpaired
+ * surrogates (Cs) have no UTF-8 form; the request schemas refuse them first, as they do U+0000.
+ */
+const UNSEEN_OR_REMAPPED = /[\p{Cc}\p{Cf}\p{Cs}\p{Default_Ignorable_Code_Point}\\]/u;
+
+function hasUnseenOrRemapped(text: string): boolean {
+  return UNSEEN_OR_REMAPPED.test(text);
+}
+
 // ---------- shared: URLs on the network's own hosts ----------
 
 const DNS_LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
@@ -69,7 +83,7 @@ function networkPathSegments(input: string): string[] | null {
   const segments: string[] = [];
   for (const segment of raw) {
     const decoded = decodePercent(segment);
-    if (decoded === null || decoded === '' || /\s/.test(decoded)) return null;
+    if (decoded === null || decoded === '' || /\s/.test(decoded) || hasUnseenOrRemapped(decoded)) return null;
     segments.push(decoded.normalize('NFC'));
   }
   return segments;
@@ -105,6 +119,7 @@ function companyRefFromToken(token: string): CompanyReference | null {
 }
 
 export function parseCompanyReference(input: string): CompanyReferenceResult {
+  if (hasUnseenOrRemapped(input)) return FAIL;
   const value = input.trim();
   if (value === '') return FAIL;
 
@@ -124,7 +139,7 @@ export function parseCompanyReference(input: string): CompanyReferenceResult {
   }
 
   const decoded = decodePercent(value);
-  if (decoded === null) return FAIL;
+  if (decoded === null || hasUnseenOrRemapped(decoded)) return FAIL;
   const ref = companyRefFromToken(decoded);
   return ref === null ? FAIL : { ok: true, ref };
 }
@@ -136,6 +151,7 @@ const RESERVED_TLDS = new Set(['test', 'example', 'invalid', 'localhost', 'local
 const MAX_HOSTNAME_CHARS = 253;
 
 export function parseDomain(input: string): DomainResult {
+  if (hasUnseenOrRemapped(input)) return FAIL;
   const value = input.trim();
   if (value === '' || /\s/.test(value)) return FAIL;
   // An e-mail address is not a website, and a URL with user info is not a plain site address.
@@ -150,6 +166,9 @@ export function parseDomain(input: string): DomainResult {
   }
   const authority = /^[^/?#]*/.exec(rest)![0];
   if (authority === '') return FAIL;
+  // The URL parser %-decodes a host before IDNA: what it would decode is checked as well.
+  const decodedAuthority = decodePercent(authority);
+  if (decodedAuthority === null || hasUnseenOrRemapped(decodedAuthority)) return FAIL;
 
   // WHATWG URL lowercases, applies IDNA (punycode) and normalises IPv4 spellings such as 0x7f.1.
   let hostname: string;
@@ -180,11 +199,8 @@ const PUBLIC_IDENTIFIER = /^[\p{L}\p{M}\p{N}._-]+$/u;
 const HAS_LETTER_OR_DIGIT = /[\p{L}\p{N}]/u;
 const NAME = /^[\p{L}\p{M} '.-]+$/u;
 
-export function normalizeName(name: string): string {
-  return name.normalize('NFC').trim().replace(/ +/g, ' ').toLowerCase();
-}
-
 export function parsePersonReference(input: string): PersonReferenceResult {
+  if (hasUnseenOrRemapped(input)) return FAIL;
   const value = input.trim();
   if (value === '') return FAIL;
 

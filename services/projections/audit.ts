@@ -2,13 +2,19 @@ import type { EventData, EventType } from '../../contracts/events';
 import type { EventStore } from '../eventstore/event-store';
 import type { SqlExecutor } from '../eventstore/sql';
 import { START, type Checkpoint, type RecordedEvent } from '../eventstore/types';
-import { catchUpToNow, isBefore, readLogPage } from './rebuild';
+import { ChainVerifier, isLedgerEvent, type ChainBreak } from '../ledger/ledger-chain';
+import { catchUpToNow, readLogPage } from './rebuild';
 import { usageProjection } from './usage';
 
 /**
  * The audit: a second, independent reading of the log. Pure evolve functions (sharing no code
  * with the SQL projections) replay every event into memory, and the result is compared with every
  * projection table, row by row and field by field.
+ *
+ * Independent on purpose: it does NOT use the shared workspace model (services/ledger/
+ * workspace-state.ts) that the batching writer, the ledger projection and the relay's balance
+ * consumer share. A bug there would be written into every table alike and agree with itself;
+ * a second implementation is what catches it.
  */
 
 export interface AuditMismatch {
@@ -29,7 +35,12 @@ export interface AuditReport {
   events: number;
   workspaces: number;
   mismatches: AuditMismatch[];
+  /** Ledger chains checked (one per workspace) and the first broken link of each broken one. */
+  chains: { checked: number; broken: ChainBreak[] };
 }
+
+/** Events per read of the log: large pages, few round trips. */
+const AUDIT_PAGE = 5000;
 
 /** A damaged table could differ in every row; the report lists the first ones. */
 export const MAX_REPORTED_MISMATCHES = 1000;
@@ -110,7 +121,7 @@ export function evolveWorkspace(ws: ReplayedWorkspace | undefined, e: RecordedEv
 export function ledgerEntryOf(e: RecordedEvent, after: ReplayedWorkspace | undefined): ReplayedLedgerEntry | null {
   const signed =
     e.type === 'CreditsGranted' ? dataOf(e, 'CreditsGranted').amount
-    : e.type === 'LookupCharged' ? -dataOf(e, 'LookupCharged').credits
+    : e.type === 'LookupCharged' ? 0 - dataOf(e, 'LookupCharged').credits // not -x: a free charge is 0, not -0
     : e.type === 'LookupRefunded' ? dataOf(e, 'LookupRefunded').credits
     : null;
   if (signed === null) return null;
@@ -151,8 +162,17 @@ export function usageContribution(e: RecordedEvent): { key: string; add: Replaye
     d = c;
     add = { ...zero, credits_refunded: c.credits };
   } else return null;
-  const day = e.recordedAt.toISOString().slice(0, 10);
-  return { key: usageKey(d.workspace_id, day, d.key_id, d.operation), add };
+  return { key: usageKey(d.workspace_id, utcDay(e.recordedAt), d.key_id, d.operation), add };
+}
+
+const DAY_MS = 86_400_000;
+const dayNames = new Map<number, string>();
+/** `YYYY-MM-DD` of an instant, UTC; memoised per day (a log holds few days and many events). */
+function utcDay(at: Date): string {
+  const day = Math.floor(at.getTime() / DAY_MS);
+  let name = dayNames.get(day);
+  if (name === undefined) dayNames.set(day, (name = new Date(day * DAY_MS).toISOString().slice(0, 10)));
+  return name;
 }
 
 export const usageKey = (workspaceId: string, day: string, keyId: string, operation: string) =>
@@ -191,6 +211,9 @@ export class ReplayState {
   readonly keyLastUsed = new Map<string, number>();
   readonly entities = new Map<string, string>();
   readonly aliases = new Map<string, ReplayedAlias>();
+  /** Per workspace: its chain's check, and the `hash` its last ledger event carries. */
+  readonly chains = new Map<string, ChainVerifier>();
+  readonly lastLedgerHash = new Map<string, string | null>();
 
   /**
    * Events must come in position order (each stream's own order). `countUsage` is false for
@@ -201,6 +224,12 @@ export class ReplayState {
     if (workspaceId !== undefined) {
       const after = evolveWorkspace(this.workspaces.get(workspaceId), e);
       if (after) this.workspaces.set(workspaceId, after);
+      if (after && isLedgerEvent(e.type)) {
+        let chain = this.chains.get(workspaceId);
+        if (!chain) this.chains.set(workspaceId, (chain = new ChainVerifier(workspaceId)));
+        chain.check(e);
+        this.lastLedgerHash.set(workspaceId, typeof e.metadata.hash === 'string' ? e.metadata.hash : null);
+      }
       const entry = ledgerEntryOf(e, after);
       if (entry) this.ledger.set(e.position, entry);
     }
@@ -216,7 +245,16 @@ export class ReplayState {
     }
     if (countUsage) {
       const usage = usageContribution(e);
-      if (usage) this.usage.set(usage.key, addUsage(this.usage.get(usage.key), usage.add));
+      if (usage) {
+        const row = this.usage.get(usage.key);
+        // The state's own rows: added to in place (a new object per event is what the GC pays for).
+        if (row) {
+          row.calls += usage.add.calls;
+          row.credits_charged += usage.add.credits_charged;
+          row.credits_refunded += usage.add.credits_refunded;
+          row.errors += usage.add.errors;
+        } else this.usage.set(usage.key, addUsage(undefined, usage.add));
+      }
       if (e.type === 'LookupCompleted') {
         const keyId = dataOf(e, 'LookupCompleted').key_id;
         this.keyLastUsed.set(keyId, Math.max(this.keyLastUsed.get(keyId) ?? 0, e.recordedAt.getTime()));
@@ -265,7 +303,17 @@ async function tableRows(tx: SqlExecutor, query: string, keyOf: (row: Record<str
   return out;
 }
 
-const atOrBefore = (e: RecordedEvent, checkpoint: Checkpoint) => !isBefore(checkpoint, e);
+/**
+ * `e` at or before `checkpoint` in the global order. Transaction ids are decimal xid8 text without
+ * leading zeros: shorter is smaller, equal lengths compare as text (no BigInt per event).
+ */
+export function atOrBefore(e: Pick<RecordedEvent, 'transactionId' | 'position'>, checkpoint: Checkpoint): boolean {
+  const a = e.transactionId;
+  const b = checkpoint.transactionId;
+  if (a.length !== b.length) return a.length < b.length;
+  if (a !== b) return a < b;
+  return e.position <= checkpoint.position;
+}
 
 /**
  * Replays the whole log and compares every projection table with the replay. The usage
@@ -286,20 +334,27 @@ export async function audit(store: EventStore, onProgress?: (done: number) => vo
 
     const state = new ReplayState();
     let events = 0;
-    for (let after = 0; ; ) {
-      const page = await readLogPage(tx, after);
+    // The next page is asked for before this one is replayed: the database reads while we compute.
+    let next = readLogPage(tx, 0, AUDIT_PAGE);
+    for (;;) {
+      const page = await next;
       if (page.length === 0) break;
+      next = readLogPage(tx, page[page.length - 1]!.position, AUDIT_PAGE);
       for (const e of page) state.apply(e, atOrBefore(e, usageCheckpoint));
       events += page.length;
-      after = page[page.length - 1]!.position;
       onProgress?.(events);
     }
 
     const mismatches = [
       ...compareRows(
         'workspaces',
-        mapOf(state.workspaces, (w) => ({ name: w.name, balance: w.balance, max_concurrency: w.max_concurrency })),
-        await tableRows(tx, 'SELECT id, name, balance, max_concurrency FROM workspaces', (r) => String(r.id)),
+        new Map(
+          [...state.workspaces].map(([id, w]) => [
+            id,
+            { name: w.name, balance: w.balance, max_concurrency: w.max_concurrency, last_ledger_hash: state.lastLedgerHash.get(id) ?? null },
+          ]),
+        ),
+        await tableRows(tx, 'SELECT id, name, balance, max_concurrency, last_ledger_hash FROM workspaces', (r) => String(r.id)),
       ),
       ...compareRows(
         'api_keys',
@@ -347,11 +402,13 @@ export async function audit(store: EventStore, onProgress?: (done: number) => vo
       ),
     ];
 
+    const broken = [...state.chains.values()].flatMap((c) => (c.broken ? [c.broken] : [])).sort((a, b) => a.position - b.position);
     return {
-      ok: mismatches.length === 0,
+      ok: mismatches.length === 0 && broken.length === 0,
       events,
       workspaces: state.workspaces.size,
       mismatches: mismatches.slice(0, MAX_REPORTED_MISMATCHES),
+      chains: { checked: state.chains.size, broken: broken.slice(0, MAX_REPORTED_MISMATCHES) },
     };
   });
 }

@@ -1,30 +1,18 @@
 import type { EventData } from '../../contracts/events';
 import type { InlineProjection } from '../eventstore/event-store';
-import type { SqlExecutor } from '../eventstore/sql';
 import type { RecordedEvent } from '../eventstore/types';
+import { CACHE_CHANGES_CHANNEL } from '../lookup/cache-index-memory';
+import { MEMBERS_PROJECTION_TABLES, membersProjection } from '../members/projection';
+import { projectionOf } from './handlers';
 import { planLedgerWrites, workspacesTouched, type WorkspaceRow } from './ledger-plan';
-
-export { InsufficientCreditsError } from './ledger-plan';
-
-type Handler = (tx: SqlExecutor, e: RecordedEvent<any>) => Promise<void>;
-
-function projection(name: string, handlers: Record<string, Handler>): InlineProjection & { types: string[] } {
-  return {
-    name,
-    types: Object.keys(handlers),
-    async apply(tx, events) {
-      for (const e of events) await handlers[e.type]?.(tx, e);
-    },
-  };
-}
 
 const iso = (d: Date) => d.toISOString();
 
 /**
  * Workspace balance and limits, the ledger view with balance_after, and the charges. Set-based:
- * one read of the touched workspaces (locked, in id order), the pure plan, then one statement per
- * table written, however many events there are: a batch of charges costs the same few statements
- * as one charge.
+ * one read of the touched workspaces (locked, in id order), the pure plan, then one statement
+ * writing every table, however many events there are: a batch of charges costs the same two
+ * statements as one charge.
  */
 export const ledgerProjection: InlineProjection & { types: string[] } = {
   name: 'ledger',
@@ -34,7 +22,7 @@ export const ledgerProjection: InlineProjection & { types: string[] } = {
     const current = new Map<string, WorkspaceRow>();
     if (ids.length > 0) {
       const { rows } = await tx.query<WorkspaceRow>(
-        'SELECT id, name, balance, max_concurrency, created_at FROM workspaces WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE',
+        'SELECT id, name, balance, max_concurrency, created_at, last_ledger_hash FROM workspaces WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE',
         [ids],
       );
       for (const r of rows) {
@@ -42,52 +30,44 @@ export const ledgerProjection: InlineProjection & { types: string[] } = {
       }
     }
     const plan = planLedgerWrites(current, events);
-    const ws = plan.workspaces;
-    if (ws.length > 0) {
-      await tx.query(
-        `INSERT INTO workspaces (id, name, balance, max_concurrency, created_at)
-         SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::int[], $5::timestamptz[])
-         ON CONFLICT (id) DO UPDATE SET balance = EXCLUDED.balance, max_concurrency = EXCLUDED.max_concurrency`,
-        [ws.map((w) => w.id), ws.map((w) => w.name), ws.map((w) => w.balance), ws.map((w) => w.max_concurrency), ws.map((w) => iso(w.created_at))],
-      );
-    }
-    const le = plan.ledgerEntries;
-    if (le.length > 0) {
-      await tx.query(
-        `INSERT INTO ledger_entries (position, workspace_id, type, request_id, key_id, credits, balance_after, recorded_at)
-         SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::bigint[], $8::timestamptz[])`,
-        [
-          le.map((x) => x.position), le.map((x) => x.workspace_id), le.map((x) => x.type), le.map((x) => x.request_id),
-          le.map((x) => x.key_id), le.map((x) => x.credits), le.map((x) => x.balance_after), le.map((x) => iso(x.recorded_at)),
-        ],
-      );
-    }
-    const ch = plan.newCharges;
-    if (ch.length > 0) {
-      await tx.query(
-        `INSERT INTO charges (request_id, workspace_id, key_id, operation, credits, charged_at, refunded_credits, settled)
-         SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::timestamptz[], $7::bigint[], $8::boolean[])`,
-        [
-          ch.map((c) => c.request_id), ch.map((c) => c.workspace_id), ch.map((c) => c.key_id), ch.map((c) => c.operation),
-          ch.map((c) => c.credits), ch.map((c) => iso(c.charged_at)), ch.map((c) => c.refunded_credits), ch.map((c) => c.settled),
-        ],
-      );
-    }
-    if (plan.refunds.length > 0) {
-      await tx.query(
-        `UPDATE charges c SET refunded_credits = r.credits
-           FROM unnest($1::text[], $2::bigint[]) AS r(request_id, credits) WHERE c.request_id = r.request_id`,
-        [plan.refunds.map((r) => r.request_id), plan.refunds.map((r) => r.credits)],
-      );
-    }
-    if (plan.settled.length > 0) {
-      await tx.query('UPDATE charges SET settled = true WHERE request_id = ANY($1::text[])', [plan.settled]);
-    }
+    const { workspaces: ws, ledgerEntries: le, newCharges: ch } = plan;
+    // Earlier charges refunded and/or settled here, one row each (a statement may not update a row twice).
+    const earlier = new Map<string, { credits: number | null; settled: boolean }>();
+    for (const r of plan.refunds) earlier.set(r.request_id, { credits: r.credits, settled: false });
+    for (const id of plan.settled) earlier.set(id, { credits: earlier.get(id)?.credits ?? null, settled: true });
+    if (ws.length + le.length + ch.length + earlier.size === 0) return;
+    // Every table in ONE statement (one round trip per batch, however many events): each part
+    // writes nothing when its arrays are empty.
+    await tx.query(
+      `WITH upsert_workspaces AS (
+         INSERT INTO workspaces (id, name, balance, max_concurrency, created_at, last_ledger_hash)
+         SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::int[], $5::timestamptz[], $6::text[])
+         ON CONFLICT (id) DO UPDATE SET balance = EXCLUDED.balance, max_concurrency = EXCLUDED.max_concurrency,
+           last_ledger_hash = EXCLUDED.last_ledger_hash
+       ), insert_entries AS (
+         INSERT INTO ledger_entries (position, workspace_id, type, request_id, key_id, credits, balance_after, recorded_at)
+         SELECT * FROM unnest($7::bigint[], $8::text[], $9::text[], $10::text[], $11::text[], $12::bigint[], $13::bigint[], $14::timestamptz[])
+       ), insert_charges AS (
+         INSERT INTO charges (request_id, workspace_id, key_id, operation, credits, charged_at, refunded_credits, settled)
+         SELECT * FROM unnest($15::text[], $16::text[], $17::text[], $18::text[], $19::bigint[], $20::timestamptz[], $21::bigint[], $22::boolean[])
+       )
+       UPDATE charges c SET refunded_credits = coalesce(u.credits, c.refunded_credits), settled = c.settled OR u.settled
+         FROM unnest($23::text[], $24::bigint[], $25::boolean[]) AS u(request_id, credits, settled)
+        WHERE c.request_id = u.request_id`,
+      [
+        ws.map((w) => w.id), ws.map((w) => w.name), ws.map((w) => w.balance), ws.map((w) => w.max_concurrency), ws.map((w) => iso(w.created_at)), ws.map((w) => w.last_ledger_hash),
+        le.map((x) => x.position), le.map((x) => x.workspace_id), le.map((x) => x.type), le.map((x) => x.request_id),
+        le.map((x) => x.key_id), le.map((x) => x.credits), le.map((x) => x.balance_after), le.map((x) => iso(x.recorded_at)),
+        ch.map((c) => c.request_id), ch.map((c) => c.workspace_id), ch.map((c) => c.key_id), ch.map((c) => c.operation),
+        ch.map((c) => c.credits), ch.map((c) => iso(c.charged_at)), ch.map((c) => c.refunded_credits), ch.map((c) => c.settled),
+        [...earlier.keys()], [...earlier.values()].map((u) => u.credits), [...earlier.values()].map((u) => u.settled),
+      ],
+    );
   },
 };
 
 /** API keys, read by authentication; revocation is visible the moment it commits. */
-export const keysProjection = projection('api_keys', {
+export const keysProjection = projectionOf('api_keys', {
   async ApiKeyCreated(tx, e: RecordedEvent<EventData<'ApiKeyCreated'>>) {
     const d = e.data;
     await tx.query(
@@ -106,7 +86,7 @@ export const keysProjection = projection('api_keys', {
  * can be written from two streams (an entity's and a not-found's) whose commits may land in either
  * order; the higher log position wins, so a rebuild in log order gives the same rows.
  */
-export const cacheProjection = projection('cache_index', {
+export const cacheProjection = projectionOf('cache_index', {
   async ProfileFetched(tx, e: RecordedEvent<EventData<'ProfileFetched'>>) {
     const d = e.data;
     await tx.query(
@@ -125,6 +105,8 @@ export const cacheProjection = projection('cache_index', {
        WHERE cache_aliases.position < EXCLUDED.position`,
       [d.aliases, d.kind, d.entity, d.fetched_at, e.position],
     );
+    // Instances keeping the index in memory drop these aliases once this commits.
+    await tx.query('SELECT pg_notify($1, a) FROM unnest($2::text[]) AS a', [CACHE_CHANGES_CHANNEL, d.aliases]);
   },
   async ProfileNotFound(tx, e: RecordedEvent<EventData<'ProfileNotFound'>>) {
     const d = e.data;
@@ -136,14 +118,16 @@ export const cacheProjection = projection('cache_index', {
        WHERE cache_aliases.position < EXCLUDED.position`,
       [d.alias, d.kind, d.code, d.reason, d.fetched_at, e.position],
     );
+    await tx.query('SELECT pg_notify($1, $2)', [CACHE_CHANGES_CHANNEL, d.alias]);
   },
 });
 
-export const INLINE_PROJECTIONS = [ledgerProjection, keysProjection, cacheProjection];
+export const INLINE_PROJECTIONS = [ledgerProjection, keysProjection, cacheProjection, membersProjection];
 
 /** Tables each inline projection owns, for rebuilds. */
 export const INLINE_TABLES: Record<string, string[]> = {
   ledger: ['workspaces', 'ledger_entries', 'charges'],
   api_keys: ['api_keys'],
   cache_index: ['cache_entities', 'cache_aliases'],
+  console: MEMBERS_PROJECTION_TABLES,
 };

@@ -1,10 +1,12 @@
 import type { EventData, EventType } from '../../contracts/events';
 import type { RecordedEvent } from '../eventstore/types';
+import { evolveWorkspace, workspaceChangedBy } from '../ledger/workspace-state';
 
 /**
  * The ledger projection's rule, without I/O: given the rows of the workspaces a run of events
  * touches, walk the events in order and say which rows to write. The SQL side then writes them
- * with a few set statements, whatever the number of events.
+ * with a few set statements, whatever the number of events. Balances and limits move by the one
+ * workspace state model (evolveWorkspace), the one the batching writer decides with.
  */
 
 /** Thrown when a charge is not covered by the balance: nothing of the run may commit. */
@@ -20,6 +22,8 @@ export interface WorkspaceRow {
   balance: number;
   max_concurrency: number;
   created_at: Date;
+  /** The hash of its last ledger event, the one the writer links the next to (services/ledger/ledger-chain.ts). */
+  last_ledger_hash: string | null;
 }
 
 export interface LedgerEntryRow {
@@ -60,14 +64,8 @@ export interface LedgerWrites {
 export function workspacesTouched(events: readonly RecordedEvent[]): string[] {
   const ids = new Set<string>();
   for (const e of events) {
-    switch (e.type) {
-      case 'WorkspaceCreated':
-      case 'CreditsGranted':
-      case 'LimitsChanged':
-      case 'LookupCharged':
-      case 'LookupRefunded':
-        ids.add((e.data as { workspace_id: string }).workspace_id);
-    }
+    const id = workspaceChangedBy(e);
+    if (id !== undefined) ids.add(id);
   }
   return [...ids].sort();
 }
@@ -113,20 +111,36 @@ export function planLedgerWrites(current: ReadonlyMap<string, WorkspaceRow>, eve
     });
   };
 
+  /** The row after `e`, by the shared state model. */
+  const evolve = (ws: WorkspaceRow, e: RecordedEvent) => {
+    const after = evolveWorkspace({ balance: ws.balance, maxConcurrency: ws.max_concurrency }, e)!;
+    ws.balance = after.balance;
+    ws.max_concurrency = after.maxConcurrency;
+    changed.add(ws.id);
+  };
+
+  /** Ledger events carry their chain hash; the row keeps the last one. */
+  const linked = (ws: WorkspaceRow, e: RecordedEvent) => {
+    if (typeof e.metadata.hash === 'string') ws.last_ledger_hash = e.metadata.hash;
+  };
+
   for (const e of events) {
     switch (e.type) {
       case 'WorkspaceCreated': {
         const d = dataOf(e, 'WorkspaceCreated');
         if (workspace(d.workspace_id)) throw new Error(`workspace ${d.workspace_id} created twice (position ${e.position})`);
-        workspaces.set(d.workspace_id, { id: d.workspace_id, name: d.name, balance: 0, max_concurrency: d.max_concurrency, created_at: e.recordedAt });
+        const created = evolveWorkspace(undefined, e)!;
+        const row: WorkspaceRow = { id: d.workspace_id, name: d.name, balance: created.balance, max_concurrency: created.maxConcurrency, created_at: e.recordedAt, last_ledger_hash: null };
+        linked(row, e);
+        workspaces.set(d.workspace_id, row);
         changed.add(d.workspace_id);
         break;
       }
       case 'CreditsGranted': {
         const d = dataOf(e, 'CreditsGranted');
         const ws = existing(d.workspace_id, e);
-        ws.balance += d.amount;
-        changed.add(ws.id);
+        evolve(ws, e);
+        linked(ws, e);
         entry(e, ws, d.amount, null);
         break;
       }
@@ -134,16 +148,15 @@ export function planLedgerWrites(current: ReadonlyMap<string, WorkspaceRow>, eve
         const d = dataOf(e, 'LimitsChanged');
         const ws = workspace(d.workspace_id);
         if (!ws) break; // nothing to change, as an UPDATE of no row
-        ws.max_concurrency = d.max_concurrency;
-        changed.add(ws.id);
+        evolve(ws, e);
         break;
       }
       case 'LookupCharged': {
         const d = dataOf(e, 'LookupCharged');
         const ws = workspace(d.workspace_id);
         if (!ws || ws.balance < d.credits) throw new InsufficientCreditsError(d.workspace_id);
-        ws.balance -= d.credits;
-        changed.add(ws.id);
+        evolve(ws, e);
+        linked(ws, e);
         entry(e, ws, -d.credits, d.key_id);
         if (newCharges.has(d.request_id)) throw new Error(`request ${d.request_id} charged twice (position ${e.position})`);
         newCharges.set(d.request_id, {
@@ -161,8 +174,8 @@ export function planLedgerWrites(current: ReadonlyMap<string, WorkspaceRow>, eve
       case 'LookupRefunded': {
         const d = dataOf(e, 'LookupRefunded');
         const ws = existing(d.workspace_id, e);
-        ws.balance += d.credits;
-        changed.add(ws.id);
+        evolve(ws, e);
+        linked(ws, e);
         entry(e, ws, d.credits, d.key_id);
         const charge = newCharges.get(d.request_id);
         if (charge) charge.refunded_credits = d.credits;

@@ -74,10 +74,7 @@ export async function rebuildProjections(
  * already committed. This waits until the checkpoint has passed the last of them.
  */
 export async function catchUpToNow(store: EventStore, handler: SubscriptionHandler, timeoutMs = 120_000): Promise<number> {
-  const { rows } = await store.sql.query<{ transaction_id: string; position: number }>(
-    'SELECT transaction_id::text AS transaction_id, position FROM events ORDER BY transaction_id DESC, position DESC LIMIT 1',
-  );
-  const last = rows[0] && { transactionId: rows[0].transaction_id, position: Number(rows[0].position) };
+  const last = await store.lastEvent();
   const deadline = Date.now() + timeoutMs;
   let processed = 0;
   for (;;) {

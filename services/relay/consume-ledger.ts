@@ -29,7 +29,7 @@ async function main(): Promise<void> {
   const state = emptyLedgerBalances();
 
   const shutdown = async () => {
-    await consumer.disconnect().catch(() => undefined);
+    await consumer.disconnect().catch((err: unknown) => console.error(`disconnecting from the broker failed: ${err instanceof Error ? err.message : String(err)}`));
     console.log(`\n${state.balances.size} workspaces, ${state.applied} events applied, ${state.duplicates} duplicates dropped`);
     for (const [workspaceId, balance] of [...state.balances].sort(([a], [b]) => a.localeCompare(b))) {
       console.log(`${workspaceId}\t${balance}`);

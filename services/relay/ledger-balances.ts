@@ -1,4 +1,5 @@
 import { PublishedEventEnvelope, type PublishedEvent } from '../../contracts/jsonschema';
+import { evolveWorkspace, workspaceChangedBy, type WorkspaceState } from '../ledger/workspace-state';
 
 /**
  * Balances rebuilt from the ledger topic alone: what an analytics consumer does. The relay
@@ -6,6 +7,8 @@ import { PublishedEventEnvelope, type PublishedEvent } from '../../contracts/jso
  * event id, `<stream>:<version>`, makes the second one recognisable.
  */
 export interface LedgerBalances {
+  /** workspace id → its state, by the one workspace model the writer and the projection use. */
+  readonly workspaces: Map<string, WorkspaceState>;
   /** workspace id → credits. */
   readonly balances: Map<string, number>;
   /** Event ids already applied. */
@@ -23,23 +26,20 @@ export type LedgerStep =
 /** Events that open or move a balance. */
 const BALANCE_EVENTS = new Set(['WorkspaceCreated', 'CreditsGranted', 'LookupCharged', 'LookupRefunded']);
 
+/**
+ * A workspace whose creation this reader never saw (it joined the topic later, or the topic's
+ * retention dropped it): its balance counts from zero, its limit is unknown (0).
+ */
+const UNSEEN: WorkspaceState = { balance: 0, maxConcurrency: 0 };
+
 export function emptyLedgerBalances(): LedgerBalances {
-  return { balances: new Map(), seen: new Set(), applied: 0, duplicates: 0 };
+  return { workspaces: new Map(), balances: new Map(), seen: new Set(), applied: 0, duplicates: 0 };
 }
 
 /** Credits an event moves: + for grants and refunds, − for charges, 0 for anything else. */
 export function creditDelta(event: Pick<PublishedEvent, 'type' | 'data'>): number {
-  const data = event.data as { amount?: unknown; credits?: unknown };
-  switch (event.type) {
-    case 'CreditsGranted':
-      return Number(data.amount);
-    case 'LookupCharged':
-      return 0 - Number(data.credits); // not -x: a free charge is 0, not -0
-    case 'LookupRefunded':
-      return Number(data.credits);
-    default:
-      return 0;
-  }
+  if (event.type === 'WorkspaceCreated' || !BALANCE_EVENTS.has(event.type)) return 0;
+  return evolveWorkspace(UNSEEN, event)!.balance - UNSEEN.balance;
 }
 
 /** Applies one event to `state` (which it updates); a repeated event id changes nothing. */
@@ -50,14 +50,15 @@ export function applyLedgerEvent(state: LedgerBalances, event: PublishedEvent): 
     return { kind: 'duplicate', eventId };
   }
   state.seen.add(eventId);
-  const workspaceId = (event.data as { workspace_id?: unknown } | null)?.workspace_id;
-  if (typeof workspaceId !== 'string') return { kind: 'ignored', eventId };
+  const workspaceId = workspaceChangedBy(event);
+  if (workspaceId === undefined) return { kind: 'ignored', eventId };
+  const before = state.workspaces.get(workspaceId);
+  const after = evolveWorkspace(event.type === 'WorkspaceCreated' ? before : (before ?? UNSEEN), event)!;
+  state.workspaces.set(workspaceId, after);
+  state.balances.set(workspaceId, after.balance);
   if (!BALANCE_EVENTS.has(event.type)) return { kind: 'ignored', eventId };
-  const delta = creditDelta(event);
-  const balance = (state.balances.get(workspaceId) ?? 0) + delta;
-  state.balances.set(workspaceId, balance);
   state.applied += 1;
-  return { kind: 'applied', eventId, workspaceId, delta, balance };
+  return { kind: 'applied', eventId, workspaceId, delta: after.balance - (before?.balance ?? 0), balance: after.balance };
 }
 
 /** The whole fold: events in topic order → balances. */

@@ -1,14 +1,17 @@
 import { Kafka, Partitioners, logLevel as KafkaLogLevel, type Producer } from 'kafkajs';
 import type { EventStore } from '../eventstore/event-store';
-import { processBatch, readCheckpoint, type SubscriptionHandler } from '../eventstore/subscription';
+import { readCheckpoint, startSubscription, type SubscriptionHandler } from '../eventstore/subscription';
 import type { Checkpoint } from '../eventstore/types';
-import { backoffDelayMs, byTopic, chunkBySize, toOutgoingMessage, topicNames, type TopicNames } from './routing';
+import { recordRelayPublishError } from '../metrics/metrics';
+import { balanceMessages } from './balances-topic';
+import { byTopic, chunkBySize, toOutgoingMessage, topicConfigEntries, topicNames, type TopicNames } from './routing';
 
 /**
- * The Kafka relay: a checkpointed subscription to the global log that publishes every event.
- * Each batch is published inside the subscription's transaction and the checkpoint commits only
- * after the broker acknowledged every message (acks = all), so a crash or a lost broker at any
- * point means "sent again", never "lost". Re-sent messages carry the same `event-id`.
+ * The Kafka relay: a checkpointed subscription to the global log (the event store's own
+ * subscription loop) that publishes every event. Each batch is published inside the
+ * subscription's transaction and the checkpoint commits only after the broker acknowledged every
+ * message (acks = all), so a crash or a lost broker at any point means "sent again", never
+ * "lost". Re-sent messages carry the same `event-id`.
  */
 
 export const RELAY_SUBSCRIPTION = 'kafka-relay';
@@ -31,7 +34,8 @@ export interface RelayOptions {
   partitions?: number;
   /**
    * retention.ms of the topics the relay creates. Default -1, kept forever: a new consumer can
-   * rebuild every balance from the topic alone. Existing topics keep their settings.
+   * rebuild every balance from the topic alone. Existing topics keep their settings. The balances
+   * topic is created compacted as well.
    */
   retentionMs?: number;
   /** Events per transaction (default 500). */
@@ -103,15 +107,15 @@ export async function startRelay(options: RelayOptions): Promise<RunningRelay> {
   let topicsReady = false;
   let connected = false;
   let lastError: string | null = null;
-  let failures = 0;
+  let failuresSinceConnected = 0;
   let publishedSinceStart = 0;
   let lastPublishedAt: string | null = null;
-  let stopped = false;
-  let wake: (() => void) | undefined;
-  let stopWaiting: (() => void) | undefined;
+  let stopping: Promise<void> | undefined;
   let settleWaiters: Array<{ target: Checkpoint; resolve: () => void }> = [];
 
-  const unsubscribe = store.onAppended(() => wake?.());
+  /** A failed disconnect only leaves a connection to drop: worth a line, never a failure. */
+  const disconnectOrLog = (what: string, client: { disconnect(): Promise<void> }) =>
+    client.disconnect().catch((err: unknown) => logger.warn({ relay: name, err: errorText(err) }, `kafka relay: closing the ${what} failed`));
 
   async function ensureTopics(): Promise<void> {
     if (topicsReady) return;
@@ -121,20 +125,20 @@ export async function startRelay(options: RelayOptions): Promise<RunningRelay> {
       // Idempotent: existing topics are left as they are.
       await admin.createTopics({
         waitForLeaders: true,
-        topics: Object.values(topics).map((topic) => ({
+        topics: Object.entries(topics).map(([kind, topic]) => ({
           topic,
           numPartitions: options.partitions ?? 3,
-          configEntries: [{ name: 'retention.ms', value: String(options.retentionMs ?? -1) }],
+          configEntries: topicConfigEntries(kind as keyof TopicNames, options.retentionMs),
         })),
       });
     } finally {
-      await admin.disconnect().catch(() => undefined);
+      await disconnectOrLog('admin client', admin);
     }
     topicsReady = true;
   }
 
-  async function connectedProducer(): Promise<Producer> {
-    if (producer) return producer;
+  async function connectProducer(): Promise<void> {
+    if (producer) return;
     await ensureTopics();
     const fresh = kafka.producer({
       idempotent: true,
@@ -146,14 +150,13 @@ export async function startRelay(options: RelayOptions): Promise<RunningRelay> {
     });
     await fresh.connect();
     producer = fresh;
-    return fresh;
   }
 
   /** After any failure: a new producer (new producer id, sequences from 0) for the re-send. */
   async function dropProducer(): Promise<void> {
     const old = producer;
     producer = undefined;
-    if (old) await old.disconnect().catch(() => undefined);
+    if (old) await disconnectOrLog('producer', old);
   }
 
   /** Reads the checkpoint (this or another instance may have moved it) and frees who waited for it. */
@@ -168,89 +171,73 @@ export async function startRelay(options: RelayOptions): Promise<RunningRelay> {
     }
   }
 
-  const handlerFor = (p: Producer): SubscriptionHandler => ({
+  const handler: SubscriptionHandler = {
     name,
-    async handle(_tx, events) {
-      const messages = events.map((event) => toOutgoingMessage(event, topics));
+    async handle(tx, events) {
+      // Connected by beforeBatch, and dropped only between attempts.
+      const p = producer!;
+      const messages = [...events.map((event) => toOutgoingMessage(event, topics)), ...(await balanceMessages(tx, events, topics))];
       for (const chunk of chunkBySize(messages, maxRequestBytes)) {
         await p.sendBatch({ acks: -1, timeout: requestTimeout, topicMessages: byTopic(chunk) });
       }
     },
-  });
+  };
 
-  const loop = (async () => {
-    while (!stopped) {
-      let delayMs = pollIntervalMs;
-      try {
-        const p = await connectedProducer();
-        const outcome = await processBatch(store, handlerFor(p), batchSize);
-        if (!connected || failures > 0) {
-          logger.info({ relay: name, after_failures: failures }, 'kafka relay connected');
-        }
-        connected = true;
-        failures = 0;
-        lastError = null;
-        if (outcome.kind === 'processed') {
-          publishedSinceStart += outcome.count;
-          lastPublishedAt = new Date().toISOString();
-        }
-        await releaseSettledWaiters();
-        if (outcome.kind === 'processed') continue;
-      } catch (err) {
-        failures += 1;
-        connected = false;
-        const message = err instanceof Error ? err.message : String(err);
-        // One line when an outage starts or its cause changes, then every 20th attempt.
-        if (message !== lastError || failures % 20 === 1) {
-          logger.warn({ relay: name, err: message, failures }, 'kafka relay cannot publish; retrying with backoff');
-        }
-        lastError = message;
-        await dropProducer();
-        delayMs = backoffDelayMs(failures, options.backoff);
+  const subscription = startSubscription(store, handler, {
+    batchSize,
+    pollIntervalMs,
+    backoff: options.backoff ?? {},
+    // Connecting happens outside the batch's transaction: none stays open while the broker is away.
+    beforeBatch: connectProducer,
+    async afterBatch(outcome) {
+      if (!connected || failuresSinceConnected > 0) {
+        logger.info({ relay: name, after_failures: failuresSinceConnected }, 'kafka relay connected');
       }
-      if (stopped) break;
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, delayMs);
-        // New events wake an idle relay; a failing one keeps to its backoff.
-        wake = failures === 0 ? () => { clearTimeout(timer); resolve(); } : undefined;
-        stopWaiting = () => { clearTimeout(timer); resolve(); };
-      });
-      wake = undefined;
-    }
-  })();
+      connected = true;
+      failuresSinceConnected = 0;
+      lastError = null;
+      if (outcome.kind === 'processed') {
+        publishedSinceStart += outcome.count;
+        lastPublishedAt = new Date().toISOString();
+      }
+      await releaseSettledWaiters();
+    },
+    async onError(err) {
+      recordRelayPublishError();
+      failuresSinceConnected += 1;
+      connected = false;
+      const message = errorText(err);
+      // One line when an outage starts or its cause changes, then every 20th attempt.
+      if (message !== lastError || failuresSinceConnected % 20 === 1) {
+        logger.warn({ relay: name, err: message, failures: failuresSinceConnected }, 'kafka relay cannot publish; retrying with backoff');
+      }
+      lastError = message;
+      await dropProducer();
+    },
+  });
 
   return {
     topics,
-    async stop() {
-      if (stopped) return loop;
-      stopped = true;
-      unsubscribe();
-      stopWaiting?.();
-      await loop;
-      await dropProducer();
+    stop() {
+      stopping ??= subscription.stop().then(dropProducer);
+      return stopping;
     },
     async lag() {
       const pending = await pendingEvents(store, name);
       return { ...pending, connected, lastError, publishedSinceStart, lastPublishedAt };
     },
     async settled() {
-      const target = await lastCommittedEvent(store);
+      const target = await store.lastEvent();
       if (!target) return;
       await new Promise<void>((resolve) => {
         settleWaiters.push({ target, resolve });
-        wake?.();
+        subscription.wake();
       });
     },
   };
 }
 
-/** Where the newest committed event sits in the global order; null for an empty log. */
-async function lastCommittedEvent(store: EventStore): Promise<Checkpoint | null> {
-  const { rows } = await store.sql.query<{ transaction_id: string; position: number }>(
-    'SELECT transaction_id::text AS transaction_id, position FROM events ORDER BY transaction_id DESC, position DESC LIMIT 1',
-  );
-  return rows[0] ? { transactionId: rows[0].transaction_id, position: Number(rows[0].position) } : null;
-}
+const errorText = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
 export function compareCheckpoints(a: Checkpoint, b: Checkpoint): number {
   const byTransaction = BigInt(a.transactionId) - BigInt(b.transactionId);

@@ -1,14 +1,19 @@
 import { EVENT_SCHEMAS, type EventType } from '../../contracts/events';
 import {
+  CLOUDEVENTS,
   EVENT_ROUTES,
   HEADERS,
   TOPICS,
+  TOPIC_CLEANUP_POLICY,
   WITHHELD_FIELDS,
+  cloudEventType,
   eventId,
+  streamCategory,
   type PublishedEvent,
   type TopicKind,
 } from '../../contracts/jsonschema';
 import type { RecordedEvent } from '../eventstore/types';
+import { cloudEventHeaders } from './cloudevents';
 
 /** How one event of the log becomes one Kafka message. Pure: no broker, no database. */
 
@@ -17,6 +22,16 @@ export type TopicNames = Record<TopicKind, string>;
 /** The topic names, each behind `prefix` (tests use a unique prefix per run; production none). */
 export function topicNames(prefix = ''): TopicNames {
   return Object.fromEntries(Object.entries(TOPICS).map(([kind, name]) => [kind, `${prefix}${name}`])) as TopicNames;
+}
+
+/**
+ * Config of a topic the relay creates. Event topics: `retention.ms` (default -1, kept forever).
+ * The balances topic is compacted: Kafka keeps at least the newest value of every key.
+ */
+export function topicConfigEntries(kind: TopicKind, retentionMs = -1): { name: string; value: string }[] {
+  const entries = [{ name: 'retention.ms', value: String(retentionMs) }];
+  if (TOPIC_CLEANUP_POLICY[kind] === 'compact') entries.push({ name: 'cleanup.policy', value: 'compact' });
+  return entries;
 }
 
 export interface OutgoingMessage {
@@ -60,9 +75,21 @@ export function routeOf(event: Pick<RecordedEvent, 'type' | 'data' | 'stream'>, 
   return { topic: topics[route.topic], key: typeof key === 'string' && key !== '' ? key : event.stream };
 }
 
+/** CloudEvents attributes of an event: id = event id, subject = stream, time = recorded_at. */
+export function eventCloudEventHeaders(value: PublishedEvent): Record<string, string> {
+  return cloudEventHeaders({
+    id: value.event_id,
+    type: cloudEventType(value.type, value.schema_version),
+    source: `${CLOUDEVENTS.sourcePrefix}${encodeURIComponent(streamCategory(value.stream))}`,
+    subject: value.stream,
+    time: value.recorded_at,
+  });
+}
+
 export function toOutgoingMessage(event: RecordedEvent, topics: TopicNames): OutgoingMessage {
   const value = publishedValue(event);
   const headers: Record<string, string> = {
+    ...eventCloudEventHeaders(value),
     [HEADERS.eventId]: value.event_id,
     [HEADERS.type]: value.type,
   };
@@ -110,15 +137,4 @@ export function byTopic(messages: OutgoingMessage[]): { topic: string; messages:
     group.push({ key, value, headers });
   }
   return [...groups].map(([topic, msgs]) => ({ topic, messages: msgs }));
-}
-
-/** Exponential backoff, capped, with jitter (half fixed, half random); `random` is injected for tests. */
-export function backoffDelayMs(
-  failures: number,
-  { initialMs = 250, maxMs = 30_000 }: { initialMs?: number; maxMs?: number } = {},
-  random: () => number = Math.random,
-): number {
-  if (failures <= 0) return 0;
-  const ceiling = Math.min(maxMs, initialMs * 2 ** Math.min(failures - 1, 30));
-  return Math.round(ceiling / 2 + (random() * ceiling) / 2);
 }

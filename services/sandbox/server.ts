@@ -99,7 +99,7 @@ class SandboxNetwork {
     }
     if (area === 'people' && by === 'by-name' && key === undefined) {
       const name = url.searchParams.get('name');
-      if (!name || !name.trim()) return { answer: () => badRequest('name is required') };
+      if (!name?.trim()) return { answer: () => badRequest('name is required') };
       const trigger = asTrigger(normalizeName(name));
       const index = trigger === 'sandbox-slow' ? w.personIndexById('sandbox-slow') : w.personIndexByName(name);
       return { trigger, answer: () => this.personAnswer(index) };
@@ -107,7 +107,7 @@ class SandboxNetwork {
     if (area === 'search' && by === undefined) {
       const q = url.searchParams.get('q');
       const limitText = url.searchParams.get('limit') ?? '10';
-      if (!q || !q.trim()) return { answer: () => badRequest('q is required') };
+      if (!q?.trim()) return { answer: () => badRequest('q is required') };
       if (!/^\d+$/.test(limitText) || Number(limitText) < 1 || Number(limitText) > SEARCH_LIMIT_MAX) {
         return { answer: () => badRequest(`limit must be an integer from 1 to ${SEARCH_LIMIT_MAX}`) };
       }

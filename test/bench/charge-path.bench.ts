@@ -63,8 +63,8 @@ async function main() {
     const ws = await ledger.createWorkspace({ name: 'bench', credits: 1_000_000_000, maxConcurrency: 1000 });
     let n = 0;
     const hit = () =>
-      lookups.company({ requestId: `req_bench${n++}`, workspaceId: ws.id, keyId: 'key_bench', charged: 0, balance: null }, { kind: 'slug', slug: 'acme-robotics' }, DEFAULT_MAX_AGE_SECONDS);
-    console.log(`warm-up lookup: ${(await hit()).cache.status}; ${machineLoad()}`);
+      lookups.company({ requestId: `req_bench${n++}`, workspaceId: ws.id, keyId: 'key_bench' }, { kind: 'slug', slug: 'acme-robotics' }, DEFAULT_MAX_AGE_SECONDS);
+    console.log(`warm-up lookup: ${(await hit()).answer.cache.status}; ${machineLoad()}`);
 
     for (const concurrency of [1, 64]) {
       Object.assign(counts, { poolStatements: 0, txStatements: 0, transactions: 0, txMs: 0 });
@@ -74,7 +74,7 @@ async function main() {
         Array.from({ length: concurrency }, async () => {
           while (started < HITS) {
             started++;
-            const answer = await hit();
+            const { answer } = await hit();
             if (answer.cache.status !== 'HIT') throw new Error(`expected HIT, got ${answer.cache.status}`);
           }
         }),

@@ -41,7 +41,7 @@ export function packageOf(url: string, functionName: string, repoRoot: string): 
     return `node:${rest.split('/')[0]}`;
   }
   const path = url.replace(/^file:\/\//, '');
-  if (path.startsWith(repoRoot + '/')) {
+  if (path.startsWith(`${repoRoot}/`)) {
     const parts = path.slice(repoRoot.length + 1).split('/');
     return parts[0] === 'services' || parts[0] === 'test' ? `${parts[0]}/${parts[1]}` : parts[0]!;
   }
@@ -77,7 +77,7 @@ export function summarizeProfile(
     const us = next === undefined ? 0 : next - timestamps[i]!;
     const frame = byId.get(profile.samples[i]!)!.callFrame;
     const pkg = packageOf(frame.url, frame.functionName, repoRoot);
-    const file = frame.url ? frame.url.replace(/^file:\/\//, '').replace(repoRoot + '/', '').replace(/.*\/node_modules\//, '') : '';
+    const file = frame.url ? frame.url.replace(/^file:\/\//, '').replace(`${repoRoot}/`, '').replace(/.*\/node_modules\//, '') : '';
     // Files compiled by tsx report line 0 for every function: print a line only when there is one.
     const at = file && !file.startsWith('wasm://') ? ` ${file}${frame.lineNumber > 0 ? `:${frame.lineNumber + 1}` : ''}` : '';
     const fn = `${frame.functionName || '(anonymous)'}${at}`;

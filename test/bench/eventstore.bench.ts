@@ -163,7 +163,7 @@ async function measureInterleaved(
   for (const variant of variants) {
     // The figures count only what the database really holds.
     const tableName = variant === 'store' ? 'events' : RAW_TABLE[variant];
-    const { rows } = await sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${tableName} WHERE stream LIKE $1`, [prefix(variant) + '%']);
+    const { rows } = await sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${tableName} WHERE stream LIKE $1`, [`${prefix(variant)}%`]);
     const written = nextIndex.get(variant)!.reduce((a, b) => a + b, 0) * eventsPerAppend;
     if (rows[0]!.n !== written) throw new Error(`${variant}: ${rows[0]!.n} rows in ${tableName}, expected ${written}`);
 

@@ -3,8 +3,15 @@
 //   npm run bench                       10 s per HTTP scenario, 4 s per event-store measurement
 //   BENCH_SECONDS=5 npm run bench       shorter HTTP scenarios
 //   BENCH_EVENTSTORE_SECONDS=2          shorter event-store measurements
-//   BENCH_SKIP_EVENTSTORE=1             HTTP only (then: npm run bench:eventstore)
+//   BENCH_SKIP_EVENTSTORE=1             no event-store part (then: npm run bench:eventstore)
+//   BENCH_SKIP_AUDIT=1                  no audit part (then: npx tsx test/bench/audit.bench.ts)
 //   npx tsx test/bench/charge-path.bench.ts   SQL statements per charged hit and the writer's batching
+//   BENCH_MEMORY_SECONDS=60             the one-run memory check (RSS every 5 s; default 60)
+//   BENCH_ONLY=postgres|pglite          one half alone (does not rewrite docs/performance.md)
+//   BENCH_VARIANT=NAME=value            one more PostgreSQL instance with that setting, interleaved (A/B)
+//
+// A whole run writes its summary (machine, table, CPU per request per process from /proc, memory,
+// the issue-12 targets met or not, profile) between the markers of docs/performance.md.
 //
 // Each server runs in its own child process (server-child.ts, forked); this process only drives
 // autocannon, so the load generator and the server never share an event loop (2 cores: one each).
@@ -19,18 +26,20 @@
 //      event-loop-delay shedding bound lifted, and (a) once more with default settings
 //   e) (a) again under node --cpu-prof, summarised by package and by function
 import { fork, spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { readMainProfile, summarizeProfile, type ProfileSummary } from './cpu-profile';
 import type { ChildMessage, ParentMessage } from './server-child';
+import { cpuBetween, machineDescription, postgresBackendsOf, postgresServerProcesses, readCpu, redisServer, rssMb, singleProcess, type ProcessGroup } from './proc-stats';
 import { benchSeconds, createScratchDatabase, DATABASE_URL, fmt, machineLoad, ratio, REDIS_URL, table } from './support';
 
 const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url)).replace(/\/$/, '');
 const SERVER_CHILD = fileURLToPath(new URL('./server-child.ts', import.meta.url));
 const EVENTSTORE_BENCH = fileURLToPath(new URL('./eventstore.bench.ts', import.meta.url));
+const AUDIT_BENCH = fileURLToPath(new URL('./audit.bench.ts', import.meta.url));
 const RUN_DIR = resolve(REPO_ROOT, '.run', 'bench');
 
 const CONNECTIONS = 64;
@@ -44,7 +53,7 @@ const RATE_LIMIT_PER_MINUTE = 100_000;
 /** Variables of the service's configuration: the parent's values must not leak into a child. */
 const CONFIG_VARIABLES = [
   'HOST', 'PORT', 'DATABASE_URL', 'DATA_DIR', 'REDIS_URL', 'KAFKA_BROKERS', 'SOURCE_URL', 'SOURCE_TIMEOUT_MS',
-  'ADMIN_TOKEN', 'DOCS_URL', 'LOG_LEVEL', 'MAX_EVENT_LOOP_DELAY_MS', 'MAX_IN_FLIGHT',
+  'ADMIN_TOKEN', 'DOCS_URL', 'TRUST_PROXY', 'LOG_LEVEL', 'MAX_EVENT_LOOP_DELAY_MS', 'MAX_IN_FLIGHT',
 ];
 
 // ---------------------------------------------------------------------------------------------
@@ -52,6 +61,7 @@ const CONFIG_VARIABLES = [
 
 interface ServerChild {
   url: string;
+  pid: number;
   /** Reads the child's monotonic clock (µs), the clock of its CPU profile. */
   mark(name: string): Promise<number>;
   stop(): Promise<void>;
@@ -82,6 +92,7 @@ async function startChild(mode: 'api' | 'bare', env: Record<string, string>, ext
   const send = (m: ParentMessage) => child.send(m);
   return {
     url: ready.url,
+    pid: child.pid!,
     async mark(name) {
       const answer = next('mark');
       send({ type: 'mark', name });
@@ -149,6 +160,8 @@ interface Target {
   idempotent: boolean;
   /** For charged lookups: the workspace whose balance shows what the run cost. */
   workspace?: Workspace;
+  /** The processes serving it, whose CPU time (from /proc) is counted per request. */
+  processes?: ProcessGroup[];
 }
 
 interface LoadResult {
@@ -168,6 +181,8 @@ interface LoadResult {
   /** Credits the workspace lost (each 200 costs 1; requests still in flight when a slice ends count too). */
   creditsCharged?: number;
   load: string;
+  /** CPU µs per request of each serving process group. */
+  cpuPerRequestUs: Map<string, number>;
 }
 
 /** One scenario's figures, summed over its slices. */
@@ -183,6 +198,7 @@ class Tally {
   readonly statusCounts = new Map<string, number>();
   readonly failureSamples = new Map<number, string>();
   readonly loads: number[] = [];
+  readonly cpuSeconds = new Map<string, number>();
 
   constructor(readonly scenario: string) {}
 
@@ -203,6 +219,7 @@ class Tally {
       failureSamples: [...this.failureSamples].map(([status, body]) => `${status} ${body}`),
       creditsCharged: this.creditsCharged,
       load: `load average ${Math.min(...this.loads).toFixed(1)}-${Math.max(...this.loads).toFixed(1)}`,
+      cpuPerRequestUs: new Map([...this.cpuSeconds].map(([name, seconds]) => [name, (seconds / this.responses) * 1e6])),
     };
   }
 }
@@ -217,6 +234,7 @@ async function runSlice(target: Target, seconds: number, tally: Tally): Promise<
   headers[target.idempotent ? 'idempotency-key' : 'x-bench-id'] = 'bench-[<id>]';
   const balanceBefore = await target.workspace?.balance();
   tally.loads.push(loadavg()[0]!);
+  const cpuBefore = readCpu(target.processes ?? []);
   const result = await new Promise<autocannon.Result>((done, fail) => {
     const instance = autocannon(
       {
@@ -246,6 +264,9 @@ async function runSlice(target: Target, seconds: number, tally: Tally): Promise<
       if (statusCode >= 200 && statusCode < 300) tally.latencies.push(responseTime);
     });
   });
+  for (const [name, seconds] of cpuBetween(cpuBefore, readCpu(target.processes ?? []))) {
+    tally.cpuSeconds.set(name, (tally.cpuSeconds.get(name) ?? 0) + seconds);
+  }
   tally.loads.push(loadavg()[0]!);
   tally.seconds += result.duration;
   tally.responses += result['1xx'] + result['2xx'] + result['3xx'] + result['4xx'] + result['5xx'];
@@ -286,11 +307,11 @@ async function interleave(scenarios: { name: string; target: Target }[], seconds
 }
 
 /** A target for charged lookups: a fresh key (full rate-limit bucket), its cache entry checked. */
-async function chargedTarget(api: ServerChild, ws: Workspace, name: string, idempotent: boolean): Promise<Target> {
+async function chargedTarget(api: ServerChild, ws: Workspace, name: string, idempotent: boolean, servers: ProcessGroup[] = []): Promise<Target> {
   const key = await ws.newKey(name);
   const warm = await lookupOnce(api.url, key);
   if (warm.cache !== 'HIT') throw new Error(`${name}: expected a cache HIT before the load, got ${warm.cache}`);
-  return { url: api.url, key, idempotent, workspace: ws };
+  return { url: api.url, key, idempotent, workspace: ws, processes: [singleProcess('service', api.pid), ...servers] };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -300,6 +321,7 @@ async function benchPostgres(seconds: number) {
   let results: LoadResult[] = [];
   let hitBody: unknown;
   let profile: { summary: ProfileSummary; result: LoadResult } | undefined;
+  let memory: MemoryRun | undefined;
   try {
     const env = { PORT: '0', DATABASE_URL: database.url, REDIS_URL, ADMIN_TOKEN, LOG_LEVEL: 'silent' };
     const api = await startChild('api', env);
@@ -307,21 +329,27 @@ async function benchPostgres(seconds: number) {
       const ws = await createWorkspace(api.url);
       const first = await lookupOnce(api.url, await ws.newKey('warm-up'));
       console.log(`PostgreSQL + Redis: first lookup x-cache ${first.cache} (the cache is warm from here on)`);
-      const hit = await chargedTarget(api, ws, 'hit', false);
-      const idempotent = await chargedTarget(api, ws, 'hit-idempotent', true);
+      const servers = [postgresBackendsOf(database.name), postgresServerProcesses(), redisServer()];
+      const hit = await chargedTarget(api, ws, 'hit', false, servers);
+      const idempotent = await chargedTarget(api, ws, 'hit-idempotent', true, servers);
       hitBody = (await lookupOnce(api.url, hit.key)).body;
       const bare = await startChild('bare', { BENCH_BARE_BODY: JSON.stringify(hitBody) });
+      // BENCH_VARIANT=NAME=value: one more instance on the same database with that variable set,
+      // interleaved with the others (A/B of a change behind a temporary switch).
+      const variantEnv = process.env.BENCH_VARIANT?.split('=');
+      const variant = variantEnv ? await startChild('api', { ...env, [variantEnv[0]!]: variantEnv.slice(1).join('=') }) : undefined;
       try {
-        results = await interleave(
-          [
-            { name: 'PostgreSQL+Redis, cache hit', target: hit },
-            { name: 'bare Fastify, same body', target: { url: bare.url, key: hit.key, idempotent: false } },
-            { name: 'PostgreSQL+Redis, cache hit + Idempotency-Key', target: idempotent },
-          ],
-          seconds,
-        );
+        const scenarios = [
+          { name: 'PostgreSQL+Redis, cache hit', target: hit },
+          { name: 'bare Fastify, same body', target: { url: bare.url, key: hit.key, idempotent: false, processes: [singleProcess('service', bare.pid)] } },
+          { name: 'PostgreSQL+Redis, cache hit + Idempotency-Key', target: idempotent },
+        ];
+        if (variant) scenarios.push({ name: `PostgreSQL+Redis, cache hit, ${process.env.BENCH_VARIANT}`, target: await chargedTarget(variant, ws, 'variant', false, servers) });
+        results = await interleave(scenarios, seconds);
+        memory = await memoryRun(hit, api.pid, benchSeconds(60, 'BENCH_MEMORY_SECONDS'));
       } finally {
         await bare.stop();
+        await variant?.stop();
       }
     } finally {
       await api.stop();
@@ -351,7 +379,29 @@ async function benchPostgres(seconds: number) {
   } finally {
     await database.drop();
   }
-  return { results, hitBody, profile };
+  return { results, hitBody, profile, memory };
+}
+
+interface MemoryRun {
+  seconds: number;
+  /** RSS (MB) every 5 s of the run; the first is taken 5 s in, the instance warm already. */
+  samples: number[];
+  result: LoadResult;
+}
+
+/** The charged cache-hit load for `seconds` at once, the service's RSS read every 5 s. */
+async function memoryRun(target: Target, pid: number, seconds: number): Promise<MemoryRun> {
+  const samples: number[] = [];
+  const sampler = setInterval(() => samples.push(rssMb(pid)), 5_000);
+  const tally = new Tally(`PostgreSQL+Redis, cache hit, ${seconds} s in one run`);
+  try {
+    await runSlice({ ...target, workspace: undefined }, seconds, tally);
+  } finally {
+    clearInterval(sampler);
+  }
+  const result = tally.result();
+  console.log(`  memory run: ${fmt(result.requestsPerSecond)} req/s over ${seconds} s; RSS ${samples.map((m) => m.toFixed(0)).join(' ')} MB`);
+  return { seconds, samples, result };
 }
 
 /**
@@ -387,45 +437,138 @@ async function benchPglite(seconds: number) {
 
 function printHttpResults(results: LoadResult[], hitBody: unknown) {
   const by = (scenario: string) => results.find((r) => r.scenario === scenario);
-  const pgHit = by('PostgreSQL+Redis, cache hit')!;
-  const bare = by('bare Fastify, same body')!;
-  const pgIdem = by('PostgreSQL+Redis, cache hit + Idempotency-Key')!;
-  const liteHit = by('PGlite, cache hit (shedding bound lifted)')!;
-  const liteIdem = by('PGlite, cache hit + Idempotency-Key (shedding bound lifted)')!;
+  const pgHit = by('PostgreSQL+Redis, cache hit');
+  const bare = by('bare Fastify, same body');
+  const pgIdem = by('PostgreSQL+Redis, cache hit + Idempotency-Key');
+  const liteHit = by('PGlite, cache hit (shedding bound lifted)');
+  const liteIdem = by('PGlite, cache hit + Idempotency-Key (shedding bound lifted)');
+  const rate = (a: LoadResult | undefined, b: LoadResult | undefined) => (a && b ? ratio(a.requestsPerSecond, b.requestsPerSecond) : '-');
 
-  console.log(`\n== HTTP: POST /v1/company ${LOOKUP_BODY}, ${CONNECTIONS} connections, pipelining 1 ==`);
-  console.log(`response body: ${Buffer.byteLength(JSON.stringify(hitBody))} bytes of JSON (the bare route sends the same object)`);
+  say(`\n== HTTP: POST /v1/company ${LOOKUP_BODY}, ${CONNECTIONS} connections, pipelining 1 ==`);
+  say(`response body: ${Buffer.byteLength(JSON.stringify(hitBody ?? null))} bytes of JSON (the bare route sends the same object)`);
   const rows: (string | number)[][] = [['scenario', 'req/s', 'p50 ms', 'p99 ms', 'requests', '2xx', 'non-2xx', 'errors', 'timeouts', 'credits charged']];
   for (const r of results) {
     rows.push([r.scenario, fmt(r.requestsPerSecond), fmt(r.p50, 1), fmt(r.p99, 1), r.total, r.ok2xx, r.non2xx, r.errors, r.timeouts, r.creditsCharged ?? '-']);
   }
-  console.log(table(rows));
+  say(table(rows));
   for (const r of results) {
     if (r.non2xx === 0 && r.errors === 0) continue;
-    console.log(`  ${r.scenario}: status codes ${r.statusCodes}; errors ${r.errors}`);
-    for (const sample of r.failureSamples) console.log(`    e.g. ${sample}`);
+    say(`  ${r.scenario}: status codes ${r.statusCodes}; errors ${r.errors}`);
+    for (const sample of r.failureSamples) say(`    e.g. ${sample}`);
   }
-  console.log('machine load during each scenario (1-minute average, 2 cores): ' + results.map((r) => `${r.scenario}: ${r.load}`).join('; '));
-  console.log('\nratios (req/s):');
-  console.log(`  charged cache hit / bare Fastify (PostgreSQL+Redis)     ${ratio(pgHit.requestsPerSecond, bare.requestsPerSecond)}`);
-  console.log(`  with Idempotency-Key / without (PostgreSQL+Redis)       ${ratio(pgIdem.requestsPerSecond, pgHit.requestsPerSecond)}`);
-  console.log(`  with Idempotency-Key / without (PGlite, bound lifted)   ${ratio(liteIdem.requestsPerSecond, liteHit.requestsPerSecond)}`);
-  console.log(`  PGlite (bound lifted) / PostgreSQL+Redis (cache hit)    ${ratio(liteHit.requestsPerSecond, pgHit.requestsPerSecond)}`);
+  say(`machine load during each scenario (1-minute average, 2 cores): ${results.map((r) => `${r.scenario}: ${r.load}`).join('; ')}`);
+  say('\nratios (req/s):');
+  say(`  charged cache hit / bare Fastify (PostgreSQL+Redis)     ${rate(pgHit, bare)}`);
+  say(`  with Idempotency-Key / without (PostgreSQL+Redis)       ${rate(pgIdem, pgHit)}`);
+  say(`  with Idempotency-Key / without (PGlite, bound lifted)   ${rate(liteIdem, liteHit)}`);
+  say(`  PGlite (bound lifted) / PostgreSQL+Redis (cache hit)    ${rate(liteHit, pgHit)}`);
   const bad = results.filter((r) => r.non2xx > 0 || r.errors > 0);
-  console.log(bad.length === 0 ? 'every response was 2xx' : `NOT every response was 2xx: ${bad.map((r) => r.scenario).join(', ')}`);
+  say(bad.length === 0 ? 'every response was 2xx' : `NOT every response was 2xx: ${bad.map((r) => r.scenario).join(', ')}`);
+}
+
+/** Lines of the summary, also written to docs/performance.md. */
+const report: string[] = [];
+function say(line: string) {
+  console.log(line);
+  report.push(line);
+}
+
+interface Targets {
+  ratio: number;
+  p99: number;
+  cpuRatio: number;
+  liteRatio: number;
+  liteP99: number;
+  rssGrowth: number;
+}
+
+/** Server CPU per request, per process group, from /proc; and the issue's targets, met or not. */
+function printCpuAndTargets(results: LoadResult[], memory: MemoryRun | undefined) {
+  const by = (scenario: string) => results.find((r) => r.scenario === scenario);
+  const pgHit = by('PostgreSQL+Redis, cache hit');
+  const bare = by('bare Fastify, same body');
+  const liteHit = by('PGlite, cache hit (shedding bound lifted)');
+  say('\n== Server CPU per request (user + system, from /proc; µs) ==');
+  const rows: (string | number)[][] = [['scenario', 'process', 'µs per request']];
+  for (const r of results) {
+    let total = 0;
+    for (const [name, us] of r.cpuPerRequestUs) {
+      rows.push([r.scenario, name, fmt(us)]);
+      total += us;
+    }
+    if (r.cpuPerRequestUs.size > 1) rows.push([r.scenario, 'total', fmt(total)]);
+  }
+  say(table(rows));
+  const total = (r: LoadResult | undefined) => (r ? [...r.cpuPerRequestUs.values()].reduce((a, b) => a + b, 0) : NaN);
+  say('(redis-server and the postgres server processes are shared with anything else using those servers meanwhile)');
+
+  let growth = NaN;
+  if (memory && memory.samples.length >= 2) {
+    const first = memory.samples[0]!;
+    const last = memory.samples.at(-1)!;
+    growth = (last - first) / first;
+    say(`\n== Service memory over one ${memory.seconds} s charged cache-hit run (${fmt(memory.result.requestsPerSecond)} req/s) ==`);
+    say(`RSS every 5 s (MB): ${memory.samples.map((m) => m.toFixed(1)).join(', ')}; growth first to last ${(100 * growth).toFixed(1)}%, max ${Math.max(...memory.samples).toFixed(1)} MB`);
+  }
+
+  const t: Targets = {
+    ratio: pgHit && bare ? pgHit.requestsPerSecond / bare.requestsPerSecond : NaN,
+    p99: pgHit?.p99 ?? NaN,
+    cpuRatio: total(pgHit) / total(bare),
+    liteRatio: liteHit && bare ? liteHit.requestsPerSecond / bare.requestsPerSecond : NaN,
+    liteP99: liteHit?.p99 ?? NaN,
+    rssGrowth: growth,
+  };
+  const check = (ok: boolean) => (ok ? 'met' : 'NOT met');
+  say('\n== Targets (issue 12) ==');
+  say(table([
+    ['target', 'measured', ''],
+    ['charged hit / bare Fastify >= 0.35 (PostgreSQL+Redis)', t.ratio.toFixed(3), check(t.ratio >= 0.35)],
+    ['p99 <= 20 ms at 64 connections (PostgreSQL+Redis)', `${fmt(t.p99, 1)} ms`, check(t.p99 <= 20)],
+    ['server CPU per hit <= 3x bare Fastify per request', `${t.cpuRatio.toFixed(2)}x`, check(t.cpuRatio <= 3)],
+    ['embedded (PGlite) hit / bare Fastify >= 0.15', t.liteRatio.toFixed(3), check(t.liteRatio >= 0.15)],
+    ['embedded p99 <= 50 ms', `${fmt(t.liteP99, 1)} ms`, check(t.liteP99 <= 50)],
+    ['RSS growth over the run <= 10%', `${(100 * t.rssGrowth).toFixed(1)}%`, check(t.rssGrowth <= 0.1)],
+  ]));
+}
+
+const DOC = resolve(REPO_ROOT, 'docs', 'performance.md');
+const BEGIN = '<!-- bench:begin (written by npm run bench; edit outside these markers) -->';
+const END = '<!-- bench:end -->';
+
+/** Replaces the bench's section of docs/performance.md (the rest of the page is written by hand). */
+function writeDoc(seconds: number) {
+  const section = [
+    BEGIN,
+    '',
+    `Run of ${new Date().toISOString()}: ${seconds} s per scenario in ${ROUNDS} interleaved rounds, ${CONNECTIONS} connections.`,
+    `Machine: ${machineDescription()}; ${machineLoad()} at the end.`,
+    '',
+    '```',
+    ...report,
+    '```',
+    '',
+    END,
+  ].join('\n');
+  const page = existsSync(DOC) ? readFileSync(DOC, 'utf8') : `# Performance\n\n${BEGIN}\n${END}\n`;
+  const from = page.indexOf(BEGIN);
+  const to = page.indexOf(END);
+  const next = from >= 0 && to > from ? page.slice(0, from) + section + page.slice(to + END.length) : `${page}\n${section}\n`;
+  writeFileSync(DOC, next);
+  console.log(`\nfigures written to ${DOC}`);
 }
 
 function printProfile(profile: { summary: ProfileSummary; result: LoadResult }) {
   const { summary, result } = profile;
-  console.log(`\n== CPU profile of the server under the cache-hit load (${fmt(result.requestsPerSecond)} req/s while profiled) ==`);
-  console.log(
+  say(`\n== CPU profile of the server under the cache-hit load (${fmt(result.requestsPerSecond)} req/s while profiled) ==`);
+  say(
     summary.wholeProfile
       ? 'the load window matched no sample: whole profile (start-up included)'
       : `window ${fmt(summary.windowMs)} ms, sampled ${fmt(summary.sampledMs)} ms of self time`,
   );
   const idle = summary.byPackage.find((p) => p.name === '(idle)')?.ms ?? 0;
   const busyMs = summary.sampledMs - idle;
-  console.log(
+  say(
     `server thread busy ${fmt(busyMs)} ms of ${fmt(summary.sampledMs)} ms (${((100 * busyMs) / summary.sampledMs).toFixed(1)}%); ` +
       `${fmt((busyMs / result.total) * 1000)} µs of CPU per request over ${result.total} requests`,
   );
@@ -433,36 +576,50 @@ function printProfile(profile: { summary: ProfileSummary; result: LoadResult }) 
     ['', 'self ms', '%'],
     ...shares.slice(0, 15).map((s) => [s.name, fmt(s.ms), `${s.percent.toFixed(1)}%`]),
   ];
-  console.log('\ntop 15 by package / folder (self time):');
-  console.log(table(top(summary.byPackage)));
-  console.log('\ntop 15 functions (self time):');
-  console.log(table(top(summary.byFunction)));
+  say('\ntop 15 by package / folder (self time):');
+  say(table(top(summary.byPackage)));
+  say('\ntop 15 functions (self time):');
+  say(table(top(summary.byFunction)));
 }
 
 function runEventStoreChild(): Promise<void> {
   const env = { ...process.env };
   if (process.env.BENCH_EVENTSTORE_SECONDS) env.BENCH_SECONDS = process.env.BENCH_EVENTSTORE_SECONDS;
   else delete env.BENCH_SECONDS;
-  const child = spawn(process.execPath, ['--import', 'tsx', EVENTSTORE_BENCH], { cwd: REPO_ROOT, env, stdio: 'inherit' });
-  return new Promise((done, fail) =>
-    child.once('exit', (code) => (code === 0 ? done() : fail(new Error(`event-store bench exited with ${code}`)))),
-  );
+  return runChild(EVENTSTORE_BENCH, env, 'event-store bench');
+}
+
+function runChild(script: string, env: NodeJS.ProcessEnv, name: string): Promise<void> {
+  const child = spawn(process.execPath, ['--import', 'tsx', script], { cwd: REPO_ROOT, env, stdio: 'inherit' });
+  return new Promise((done, fail) => child.once('exit', (code) => (code === 0 ? done() : fail(new Error(`${name} exited with ${code}`)))));
 }
 
 async function main() {
   const seconds = benchSeconds(10);
   mkdirSync(RUN_DIR, { recursive: true });
   console.log(`Lookup API benchmark: ${seconds} s per scenario, ${CONNECTIONS} connections; PostgreSQL ${DATABASE_URL}, Redis ${REDIS_URL}; ${machineLoad()}`);
-  const pg = await benchPostgres(seconds);
-  const lite = await benchPglite(seconds);
+  // BENCH_ONLY=postgres or pglite: that half alone (quick looks; the table then lacks the other rows).
+  const only = process.env.BENCH_ONLY;
+  const pg = only === 'pglite' ? { results: [], hitBody: undefined, profile: undefined, memory: undefined } : await benchPostgres(seconds);
+  const lite = only === 'postgres' ? [] : await benchPglite(seconds);
+  say(`Machine: ${machineDescription()}`);
   printHttpResults([...pg.results, ...lite], pg.hitBody);
+  printCpuAndTargets([...pg.results, ...lite], pg.memory);
   if (pg.profile) printProfile(pg.profile);
+  // A partial run (BENCH_ONLY, BENCH_VARIANT) does not replace the figures of a whole one.
+  if (!only && !process.env.BENCH_VARIANT) writeDoc(seconds);
 
   if (process.env.BENCH_SKIP_EVENTSTORE === '1') {
     console.log('\n(event-store bench skipped: run `npm run bench:eventstore`)');
   } else {
     console.log('\n== Event store (test/bench/eventstore.bench.ts; alone: npm run bench:eventstore) ==');
     await runEventStoreChild();
+  }
+  if (process.env.BENCH_SKIP_AUDIT === '1') {
+    console.log('\n(audit bench skipped: run `npx tsx test/bench/audit.bench.ts`)');
+  } else {
+    console.log('\n== Audit (test/bench/audit.bench.ts): events/s, and lookups while it runs ==');
+    await runChild(AUDIT_BENCH, { ...process.env }, 'audit bench');
   }
 }
 

@@ -8,13 +8,14 @@ export const DATABASE_URL = process.env.DATABASE_URL?.trim() || 'postgres://post
 export const REDIS_URL = process.env.REDIS_URL?.trim() || 'redis://127.0.0.1:6379';
 
 /** Seconds per measured run; BENCH_SECONDS overrides (e.g. 3 for a quick look). */
-export function benchSeconds(fallback: number): number {
-  const value = Number(process.env.BENCH_SECONDS);
+export function benchSeconds(fallback: number, variable = 'BENCH_SECONDS'): number {
+  const value = Number(process.env[variable]);
   return Number.isFinite(value) && value > 0 ? value : fallback;
 }
 
 export interface ScratchDatabase {
   url: string;
+  name: string;
   drop(): Promise<void>;
 }
 
@@ -27,6 +28,7 @@ export async function createScratchDatabase(prefix = 'bench'): Promise<ScratchDa
   let dropped = false;
   return {
     url: url.toString(),
+    name,
     async drop() {
       if (dropped) return;
       dropped = true;

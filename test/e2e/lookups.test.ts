@@ -1,10 +1,13 @@
 // End-to-end: the three lookups, search and the cache area over real HTTP, on PGlite and on
 // PostgreSQL (+ Redis), then a restart on the same data. Expectations come from
-// service-spec.md and decisions.md. The tests of one backend share a server and run in order:
-// later ones build on what earlier ones put in the cache.
+// service-spec.md and decisions.md. The tests of one backend share a server, but none builds on
+// another's cache: a test that expects a MISS looks up references no other test of this file
+// touches (the fixed entries of decisions.md, each used by one test, or generated ones of its own),
+// and a test that needs a cached copy puts it there itself. Any one runs alone with `-t`.
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
 import { expectDetail, expectError, expectSuccess, expectedContentHash, ledgerTypes } from './support/contract';
 import { backends, call, newCustomer, startE2eServer, type Customer, type E2eServer } from './support/harness';
+import { ownCompany, ownPerson, ownUnknownDomain } from './support/sandbox-references';
 
 const ACME_FORMS = [
   'https://www.linkedin.com/company/acme-robotics',
@@ -48,7 +51,6 @@ describe.each(backends())('lookups over HTTP on $name', (backend) => {
     let server: E2eServer;
     let c: Customer;
     let balance = 10_000;
-    let acme: { data: any; hash: string; requestId: string; fetchedAt: string };
 
     beforeAll(async () => {
       server = await startE2eServer(backend);
@@ -66,6 +68,15 @@ describe.each(backends())('lookups over HTTP on $name', (backend) => {
       balance -= price;
       expect(res.status, `${path} ${JSON.stringify(body)}: ${res.text}`).toBe(200);
       return { res, ...expectSuccess(res, { cache, charged: price, remaining: balance }) };
+    }
+
+    /** Like ok(), where a HIT and a live fetch are both right (the reference may be cached or not). */
+    async function okAnyCache(path: string, body: unknown, price: number) {
+      const res = await c.post(path, body);
+      balance -= price;
+      expect(res.status, `${path} ${JSON.stringify(body)}: ${res.text}`).toBe(200);
+      expect(['HIT', 'MISS', 'REFRESH']).toContain(res.body?.meta?.cache?.status);
+      return { res, ...expectSuccess(res, { cache: res.body.meta.cache.status, charged: price, remaining: balance }) };
     }
 
     test('a company: the first lookup is a MISS, every other input form of it a HIT at the same price', async () => {
@@ -86,19 +97,18 @@ describe.each(backends())('lookups over HTTP on $name', (backend) => {
       expect(d.company_size === null || (Number.isInteger(d.company_size.min) && 'max' in d.company_size)).toBe(true);
       expect(d.headquarters === null || Object.keys(d.headquarters).sort().join() === 'city,country,region').toBe(true);
       expect(Array.isArray(d.specialties)).toBe(true);
-      acme = { data: first.data, hash: first.meta.content_hash, requestId: first.requestId, fetchedAt: first.meta.cache.fetched_at };
 
       for (const url of ACME_FORMS) {
         const hit = await ok('/v1/company', { url }, 'HIT', 1);
-        expect(hit.data, url).toEqual(acme.data);
-        expect(hit.meta.content_hash, url).toBe(acme.hash);
+        expect(hit.data, url).toEqual(first.data);
+        expect(hit.meta.content_hash, url).toBe(first.meta.content_hash);
         expect(hit.meta.cache.fetched_at).toBe(first.meta.cache.fetched_at);
         expect(hit.meta.resolved).toBeUndefined();
         expect(hit.requestId).not.toBe(first.requestId);
       }
       expect(await c.balance()).toBe(balance);
       // The charge of a live success stays in the ledger under its request id.
-      expect(await ledgerTypes(server, c.workspaceId, acme.requestId)).toContainEqual(['LookupCharged', expect.any(Number)]);
+      expect(await ledgerTypes(server, c.workspaceId, first.requestId)).toContainEqual(['LookupCharged', expect.any(Number)]);
     });
 
     test('domain lookups: registrable domain, meta.resolved with confirmed, 4 credits', async () => {
@@ -114,16 +124,18 @@ describe.each(backends())('lookups over HTTP on $name', (backend) => {
         expect(hit.data).toEqual(first.data);
       }
       // A known company's own website domain: confirmed (cached with the company or fetched live).
-      for (const domain of ['shop.acmerobotics.com', 'https://www.acmerobotics.com/contact', 'acmerobotics.com']) {
+      const own = ownCompany(0);
+      const company = await ok('/v1/company', { url: own.slug }, 'MISS', 1);
+      for (const domain of [`shop.${own.domain}`, `https://www.${own.domain}/contact`, own.domain]) {
         const res = await c.post('/v1/domain', { domain });
         balance -= 4;
         expect(['HIT', 'MISS']).toContain(res.body?.meta?.cache?.status);
         const got = expectSuccess(res, { cache: res.body.meta.cache.status, charged: 4, remaining: balance });
-        expect(got.meta.resolved).toEqual({ domain: 'acmerobotics.com', confirmed: true });
-        expect(got.data).toEqual(acme.data);
+        expect(got.meta.resolved).toEqual({ domain: own.domain, confirmed: true });
+        expect(got.data).toEqual(company.data);
       }
-      const again = await ok('/v1/domain', { domain: 'acmerobotics.com' }, 'HIT', 4);
-      expect(again.meta.content_hash).toBe(acme.hash);
+      const again = await ok('/v1/domain', { domain: own.domain }, 'HIT', 4);
+      expect(again.meta.content_hash).toBe(company.meta.content_hash);
       const confirmedGlobex = await c.post('/v1/domain', { domain: 'www.globex-corp.com' });
       balance -= 4;
       expect(confirmedGlobex.body.meta.resolved).toEqual({ domain: 'globex-corp.com', confirmed: true });
@@ -144,9 +156,10 @@ describe.each(backends())('lookups over HTTP on $name', (backend) => {
     });
 
     test('a company first looked up by URN is a HIT by slug', async () => {
-      const first = await ok('/v1/company', { url: 'urn:li:fsd_company:7001' }, 'MISS', 1);
-      expect(first.data).toMatchObject({ id: '7001', slug: 'sandbox-changing' });
-      const bySlug = await ok('/v1/company', { url: 'https://www.linkedin.com/company/SANDBOX-CHANGING' }, 'HIT', 1);
+      const own = ownCompany(1);
+      const first = await ok('/v1/company', { url: `urn:li:fsd_company:${own.id}` }, 'MISS', 1);
+      expect(first.data).toMatchObject({ id: own.id, slug: own.slug });
+      const bySlug = await ok('/v1/company', { url: `https://www.linkedin.com/company/${own.slug.toUpperCase()}` }, 'HIT', 1);
       expect(bySlug.data).toEqual(first.data);
     });
 
@@ -197,20 +210,24 @@ describe.each(backends())('lookups over HTTP on $name', (backend) => {
     });
 
     test('max_age 0: REFRESH when cached, MISS when not; stable entries keep their content_hash', async () => {
-      const refreshed = await ok('/v1/company', { url: 'acme-robotics', max_age: 0 }, 'REFRESH', 1);
-      expect(refreshed.meta.content_hash).toBe(acme.hash);
-      expect(refreshed.data).toEqual(acme.data);
-      expect(refreshed.meta.cache.fetched_at > acme.fetchedAt).toBe(true);
+      const own = ownCompany(2);
+      const cached = await ok('/v1/company', { url: own.slug }, 'MISS', 1);
+      const refreshed = await ok('/v1/company', { url: own.slug, max_age: 0 }, 'REFRESH', 1);
+      expect(refreshed.meta.content_hash).toBe(cached.meta.content_hash);
+      expect(refreshed.data).toEqual(cached.data);
+      expect(refreshed.meta.cache.fetched_at > cached.meta.cache.fetched_at).toBe(true);
       // The refreshed copy is what the cache now serves.
-      const hit = await ok('/v1/company', { url: 'urn:li:company:1337' }, 'HIT', 1);
+      const hit = await ok('/v1/company', { url: `urn:li:company:${own.id}` }, 'HIT', 1);
       expect(hit.meta.cache.fetched_at).toBe(refreshed.meta.cache.fetched_at);
-      expect(hit.meta.content_hash).toBe(acme.hash);
+      expect(hit.meta.content_hash).toBe(cached.meta.content_hash);
 
       const fresh = await ok('/v1/person', { url: 'https://www.linkedin.com/in/sandbox-slow', max_age: 0 }, 'MISS', 1);
       expect(fresh.data.public_identifier).toBe('sandbox-slow');
     });
 
     test('sandbox-changing: a new content_hash on every live fetch, the same one on a HIT', async () => {
+      // Cached first (by this test alone), so both live fetches below replace a copy.
+      await okAnyCache('/v1/company', { url: 'sandbox-changing' }, 1);
       const first = await ok('/v1/company', { url: 'sandbox-changing', max_age: 0 }, 'REFRESH', 1);
       const second = await ok('/v1/company', { url: 'sandbox-changing', max_age: 0 }, 'REFRESH', 1);
       expect(second.meta.content_hash).not.toBe(first.meta.content_hash);
@@ -224,12 +241,13 @@ describe.each(backends())('lookups over HTTP on $name', (backend) => {
     });
 
     test('max_age: an older copy than max_age is refreshed; Age and age_seconds count since the fetch', async () => {
-      const fetched = await ok('/v1/company', { url: 'globex', max_age: 0 }, 'REFRESH', 1);
+      const { slug } = ownCompany(3);
+      const fetched = await ok('/v1/company', { url: slug }, 'MISS', 1);
       await sleep(2100);
-      const hit = await ok('/v1/company', { url: 'globex', max_age: 315_360_000 }, 'HIT', 1);
+      const hit = await ok('/v1/company', { url: slug, max_age: 315_360_000 }, 'HIT', 1);
       expect(hit.meta.cache.age_seconds).toBeGreaterThanOrEqual(2);
       expect(hit.meta.cache.fetched_at).toBe(fetched.meta.cache.fetched_at);
-      const stale = await ok('/v1/company', { url: 'globex', max_age: 1 }, 'REFRESH', 1);
+      const stale = await ok('/v1/company', { url: slug, max_age: 1 }, 'REFRESH', 1);
       expect(stale.meta.cache.age_seconds).toBe(0);
       expect(stale.meta.content_hash).toBe(fetched.meta.content_hash);
     });
@@ -298,29 +316,40 @@ describe.each(backends())('lookups over HTTP on $name', (backend) => {
     });
 
     test('cache area: free, never the profile; cached/found/fetched_at/age_seconds/content_hash; stats', async () => {
+      // What this test finds in the cache, it put there: a company (then its domain), a domain
+      // with no company, a person.
+      const own = ownCompany(4);
+      const looked = await ok('/v1/company', { url: own.slug }, 'MISS', 1);
+      await okAnyCache('/v1/domain', { domain: own.domain }, 4);
+      const noCompany = ownUnknownDomain('cache-area');
+      const absent = await c.post('/v1/domain', { domain: noCompany });
+      balance -= 4;
+      expectError(absent, server, { code: 'not_found', charged: 4, remaining: balance });
+      const ownOne = ownPerson(0);
+      const personLooked = await ok('/v1/person', { url: ownOne.url }, 'MISS', 1);
+
       const entryKeys = ['age_seconds', 'cached', 'content_hash', 'fetched_at', 'found'];
-      const company = await c.post('/v1/cache/company', { url: 'https://www.linkedin.com/company/acme-robotics-inc' });
+      const company = await c.post('/v1/cache/company', { url: `https://www.linkedin.com/company/${own.oldSlug}` });
       expect(company.status, company.text).toBe(200);
       expect(Object.keys(company.body.data).sort()).toEqual(entryKeys);
-      expect(company.body.data).toMatchObject({ cached: true, found: true, content_hash: acme.hash });
+      expect(company.body.data).toMatchObject({ cached: true, found: true, content_hash: looked.meta.content_hash });
       expect(Number.isInteger(company.body.data.age_seconds)).toBe(true);
       expect(new Date(company.body.data.fetched_at).toISOString()).toBe(company.body.data.fetched_at);
       expect(company.body.meta).toMatchObject({ request_id: company.headers.get('x-request-id'), credits_charged: 0, credits_remaining: balance });
-      expect(company.text).not.toContain('Acme Robotics');
+      expect(company.text).not.toContain(looked.data.name);
 
-      const notFound = await c.post('/v1/cache/domain', { domain: 'no-company-here.com' });
+      const notFound = await c.post('/v1/cache/domain', { domain: noCompany });
       expect(notFound.body.data).toMatchObject({ cached: true, found: false, content_hash: null });
       expect(typeof notFound.body.data.fetched_at).toBe('string');
 
       const never = await c.post('/v1/cache/company', { url: 'never-looked-up-e2e' });
       expect(never.body.data).toEqual({ cached: false, found: false, fetched_at: null, age_seconds: null, content_hash: null });
 
-      const person = await c.post('/v1/cache/person', { url: 'https://www.linkedin.com/in/jane-doe-42' });
-      expect(person.body.data).toMatchObject({ cached: true, found: true });
-      expect(person.body.data.content_hash).toMatch(/^sha256:[0-9a-f]{64}$/);
-      expect(person.text).not.toContain('Jane Doe');
+      const person = await c.post('/v1/cache/person', { url: ownOne.url });
+      expect(person.body.data).toMatchObject({ cached: true, found: true, content_hash: personLooked.meta.content_hash });
+      expect(person.text).not.toContain(personLooked.data.full_name);
 
-      const domain = await c.post('/v1/cache/domain', { domain: 'shop.globex.com' });
+      const domain = await c.post('/v1/cache/domain', { domain: `shop.${own.domain}` });
       expect(domain.body.data).toMatchObject({ cached: true, found: true });
 
       const stats = await call(server.url, 'GET', '/v1/cache/stats', { key: c.key });
@@ -340,21 +369,30 @@ describe.each(backends())('lookups over HTTP on $name', (backend) => {
     });
 
     test('a restart on the same data keeps the cache, the balance, the ledger and the keys', async () => {
+      const own = ownCompany(5);
+      const company = await ok('/v1/company', { url: own.slug }, 'MISS', 1);
+      const person = ownPerson(1);
+      await ok('/v1/person', { url: person.url }, 'MISS', 1);
+      const noCompany = ownUnknownDomain('restart');
+      const absent = await c.post('/v1/domain', { domain: noCompany });
+      balance -= 4;
+      expectError(absent, server, { code: 'not_found', charged: 4, remaining: balance });
       const revoked = await server.admin.createKey(c.workspaceId, { name: 'to revoke' });
       await server.admin.revokeKey(revoked.id);
       const statsBefore = (await call(server.url, 'GET', '/v1/cache/stats', { key: c.key })).body.data;
-      const ledgerBefore = await server.admin.ledger(c.workspaceId, acme.requestId);
+      const ledgerBefore = await server.admin.ledger(c.workspaceId, company.requestId);
+      expect(ledgerBefore).toHaveLength(1);
 
       await server.restart();
 
       expect(await c.balance()).toBe(balance);
-      expect(await server.admin.ledger(c.workspaceId, acme.requestId)).toEqual(ledgerBefore);
+      expect(await server.admin.ledger(c.workspaceId, company.requestId)).toEqual(ledgerBefore);
       expect((await call(server.url, 'GET', '/v1/cache/stats', { key: c.key })).body.data).toEqual(statsBefore);
-      const hit = await ok('/v1/company', { url: 'acme-robotics-inc' }, 'HIT', 1);
-      expect(hit.meta.content_hash).toBe(acme.hash);
-      expect(hit.data).toEqual(acme.data);
-      await ok('/v1/person', { url: 'Jane Doe' }, 'HIT', 3);
-      expectError(await c.post('/v1/domain', { domain: 'no-company-here.com' }), server, { code: 'not_found', reason: 'no_company_for_domain', charged: 0, remaining: balance });
+      const hit = await ok('/v1/company', { url: own.oldSlug }, 'HIT', 1);
+      expect(hit.meta.content_hash).toBe(company.meta.content_hash);
+      expect(hit.data).toEqual(company.data);
+      await ok('/v1/person', { url: person.url }, 'HIT', 1);
+      expectError(await c.post('/v1/domain', { domain: noCompany }), server, { code: 'not_found', reason: 'no_company_for_domain', charged: 0, remaining: balance });
       const denied = await call(server.url, 'POST', '/v1/company', { key: revoked.key, json: { url: 'acme-robotics' } });
       expectError(denied, server, { code: 'unauthorized', remaining: null });
       expect(await c.balance()).toBe(balance);

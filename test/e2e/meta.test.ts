@@ -25,6 +25,7 @@ const OPERATIONS: Array<[string, string]> = [
   ['/v1/cache/person', 'post'],
   ['/v1/cache/stats', 'get'],
   ['/v1/health', 'get'],
+  ['/v1/health/ready', 'get'],
   ['/v1/pricing', 'get'],
   ['/v1/openapi.json', 'get'],
   ['/v1/errors', 'get'],
@@ -89,12 +90,12 @@ describe.each(backends())('Meta area over HTTP on $name', (backend) => {
       for (const [path, method] of OPERATIONS) {
         expect(doc.paths[path]?.[method], `${method.toUpperCase()} ${path}`).toBeDefined();
       }
-      expect(Object.keys(doc.paths).every((p) => p.startsWith('/v1/') || p.startsWith('/admin/v1/') || p.startsWith('/docs'))).toBe(true);
+      expect(Object.keys(doc.paths).every((p) => p.startsWith('/v1/') || p.startsWith('/admin/v1/') || p.startsWith('/console/v1/') || p.startsWith('/docs'))).toBe(true);
     });
 
-    test('GET /v1/errors: the 20 codes of the catalogue with status, type, retryable and doc_url', async () => {
+    test('GET /v1/errors: every code of the catalogue (the spec 20, service_unavailable, forbidden) with status, type, retryable and doc_url', async () => {
       const { data } = (await get('/v1/errors')).body;
-      expect(data).toHaveLength(20);
+      expect(data).toHaveLength(22);
       expect(data.map((e: any) => e.code).sort()).toEqual([...ERROR_CODES].sort());
       for (const e of data) {
         const [status, type, retryable] = ERROR_TABLE[e.code as keyof typeof ERROR_TABLE];

@@ -1,96 +1,91 @@
-import { timingSafeEqual } from 'node:crypto';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { z } from 'zod';
+import fp from 'fastify-plugin';
 import { ApiError } from '../../../contracts/errors';
-import {
-  CreditsGrantRequest,
-  KeyCreateRequest,
-  LedgerQuery,
-  UsageQuery,
-  WorkspaceCreateRequest,
-  WorkspacePatchRequest,
-} from '../../../contracts/http';
-import { parseValue } from '../../../contracts/validation';
-import { UnknownKeyError, UnknownWorkspaceError } from '../../ledger/ledger';
-import { audit } from '../../projections/audit';
-import { jsonBody, type AppDeps } from '../app';
+import { ledgerExportPage, statement, usageExport, workspaceAt } from '../../finance/queries';
+import { STATEMENT_CSV_COLUMNS, statementCsvRow } from '../../finance/statement';
+import { UnknownWorkspaceError } from '../../ledger/ledger';
+import { toCsv } from '../../members/overview';
+import { runAudit } from '../../projections/audit-runner';
+import { route } from '../http/route';
+import { DEPS_PLUGIN } from '../plugins/deps';
 
-/** Operators and the console: bearer ADMIN_TOKEN, on no rate-limit bucket. */
-export function registerAdminRoutes(app: FastifyInstance, deps: AppDeps) {
-  const { ledger } = deps;
-  const expected = Buffer.from(deps.config.adminToken);
-  const config = { area: 'admin' as const };
+/**
+ * Operators and the console: bearer ADMIN_TOKEN, on no rate-limit bucket. The token is checked
+ * in the app's onRequest hook for the whole `/admin` area, unknown paths included; unknown
+ * workspaces and keys are mapped to 404 by the one error renderer (http/errors.ts).
+ */
+export const adminRoutes = fp(
+  async (app) => {
+    const { deps } = app;
+    const { ledger } = deps;
 
-  app.register(async (admin) => {
-    admin.addHook('onRequest', async (req) => {
-      const m = /^Bearer +(\S+) *$/i.exec(req.headers.authorization ?? '');
-      const given = Buffer.from(m?.[1] ?? '');
-      if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
-        throw new ApiError('unauthorized', { message: 'The admin token is missing or wrong.' });
-      }
-    });
-    admin.setErrorHandler((error, _req, _reply) => {
-      if (error instanceof UnknownWorkspaceError || error instanceof UnknownKeyError) {
-        throw new ApiError('not_found', { message: error.message, reason: error instanceof UnknownKeyError ? 'no_key' : 'no_workspace' });
-      }
-      throw error;
-    });
-
-    admin.post('/admin/v1/workspaces', { config }, async (req, reply) => {
-      const body = jsonBody(req, WorkspaceCreateRequest);
+    route(app, 'adminCreateWorkspace', async ({ body }) => {
       const ws = await ledger.createWorkspace({ name: body.name, credits: body.credits, maxConcurrency: body.max_concurrency });
-      return reply.status(201).send({ id: ws.id, name: ws.name, balance: ws.balance, max_concurrency: ws.max_concurrency });
+      return { id: ws.id, name: ws.name, balance: ws.balance, max_concurrency: ws.max_concurrency };
     });
 
-    admin.get<{ Params: { id: string } }>('/admin/v1/workspaces/:id', { config }, async (req) => {
-      const ws = await ledger.getWorkspace(req.params.id);
-      if (!ws) throw new UnknownWorkspaceError(req.params.id);
+    route(app, 'adminGetWorkspace', async ({ params, query }) => {
+      if (query.as_of !== undefined) return (await workspaceAt(deps.store.sql, params.id, query.as_of)).workspace;
+      const ws = await ledger.getWorkspace(params.id);
+      if (!ws) throw new UnknownWorkspaceError(params.id);
       return ws;
     });
 
-    admin.patch<{ Params: { id: string } }>('/admin/v1/workspaces/:id', { config }, async (req) => {
-      const body = jsonBody(req, WorkspacePatchRequest);
-      const workspace = await ledger.changeLimits(req.params.id, body.max_concurrency);
-      deps.authenticator.forget(req.params.id);
+    route(app, 'adminPatchWorkspace', async ({ params, body }) => {
+      const workspace = await ledger.changeLimits(params.id, body.max_concurrency);
+      deps.authenticator.forget(params.id);
       return workspace;
     });
 
-    admin.post<{ Params: { id: string } }>('/admin/v1/workspaces/:id/credits', { config }, async (req, reply) => {
-      const body = jsonBody(req, CreditsGrantRequest);
-      return reply.status(201).send(await ledger.grantCredits(req.params.id, body.amount, body.reason));
-    });
+    route(app, 'adminGrantCredits', async ({ params, body }) => ledger.grantCredits(params.id, body.amount, body.reason));
 
-    admin.post<{ Params: { id: string } }>('/admin/v1/workspaces/:id/keys', { config }, async (req, reply) => {
-      const body = jsonBody(req, KeyCreateRequest);
-      return reply.status(201).send(await ledger.createKey(req.params.id, { name: body.name, rateLimitPerMinute: body.rate_limit_per_minute }));
-    });
+    route(app, 'adminCreateKey', async ({ params, body }) =>
+      ledger.createKey(params.id, { name: body.name, rateLimitPerMinute: body.rate_limit_per_minute }),
+    );
 
-    admin.get<{ Params: { id: string } }>('/admin/v1/workspaces/:id/keys', { config }, async (req) => ({ data: await ledger.listKeys(req.params.id) }));
+    route(app, 'adminListKeys', async ({ params }) => ({ data: await ledger.listKeys(params.id) }));
 
-    admin.post<{ Params: { id: string } }>('/admin/v1/keys/:id/revoke', { config }, async (req) => {
-      const revoked = await ledger.revokeKey(req.params.id);
-      await deps.authenticator.revoked(req.params.id);
+    route(app, 'adminRevokeKey', async ({ params }) => {
+      const revoked = await ledger.revokeKey(params.id);
+      await deps.authenticator.revoked(params.id);
       return revoked;
     });
 
-    admin.get<{ Params: { id: string } }>('/admin/v1/workspaces/:id/usage', { config }, async (req) => {
-      const q = query(req, UsageQuery);
-      return { data: await ledger.usage(req.params.id, { keyId: q.key_id, from: q.from, to: q.to }) };
+    route(app, 'adminUsage', async ({ params, query }) => ({
+      data: await ledger.usage(params.id, { keyId: query.key_id, from: query.from, to: query.to }),
+    }));
+
+    route(app, 'adminLedger', async ({ params, query }) => {
+      if (query.as_of === undefined) return ledger.ledgerEntries(params.id, { requestId: query.request_id, after: query.after, limit: query.limit });
+      // As it stood then: replayed from the log, then filtered and paged like the ledger view.
+      const { ledger: lines } = await workspaceAt(deps.store.sql, params.id, query.as_of);
+      const matching = lines.filter((l) => l.position > (query.after ?? 0) && (query.request_id === undefined || l.request_id === query.request_id));
+      const data = matching.slice(0, query.limit);
+      return { data, next: matching.length > query.limit ? data.at(-1)!.position : null };
     });
 
-    admin.get<{ Params: { id: string } }>('/admin/v1/workspaces/:id/ledger', { config }, async (req) => {
-      const q = query(req, LedgerQuery);
-      return ledger.ledgerEntries(req.params.id, { requestId: q.request_id, after: q.after, limit: q.limit });
+    route(app, 'adminStatement', async ({ params, query, reply }) => {
+      const { from, to } = period(query);
+      const { statement: totals, lines } = await statement(deps.store.sql, params.id, from, to);
+      if (query.format === 'json') return totals;
+      reply.header('Content-Disposition', `attachment; filename="statement-${params.id}-${query.from}-${query.to}.csv"`.replace(/:/g, ''));
+      return reply.type('text/csv; charset=utf-8').send(toCsv(STATEMENT_CSV_COLUMNS, lines.map(statementCsvRow)));
     });
 
-    admin.post('/admin/v1/audit', { config }, async () => audit(deps.store));
+    route(app, 'adminLedgerExport', async ({ query }) => ledgerExportPage(deps.store.sql, { ...period(query), after: query.after, limit: query.limit }));
 
-    admin.get('/admin/v1/relay', { config }, async () => (deps.relayLag ? { enabled: true, ...((await deps.relayLag()) as object) } : { enabled: false }));
-  });
-}
+    route(app, 'adminUsageExport', async ({ query }) => ({ data: await usageExport(deps.store.sql, period(query)) }));
 
-function query<T>(req: FastifyRequest, schema: z.ZodType<T>): T {
-  const parsed = parseValue(schema, { ...(req.query as object) });
-  if (!parsed.ok) throw new ApiError('invalid_request', { details: parsed.details });
-  return parsed.value;
+    route(app, 'adminAudit', async () => runAudit(deps.store, { databaseUrl: deps.config.databaseUrl }));
+
+    route(app, 'adminRelay', async () => (deps.relayLag ? { enabled: true, ...((await deps.relayLag()) as object) } : { enabled: false }));
+  },
+  { name: 'routes-admin', dependencies: [DEPS_PLUGIN] },
+);
+
+/** `[from, to)` as asked (text: the log records microseconds); a backwards period is the caller's mistake. */
+function period(query: { from: string; to: string }): { from: string; to: string } {
+  if (new Date(query.to) < new Date(query.from)) {
+    throw new ApiError('invalid_request', { details: [{ field: 'to', issue: 'too_small', message: '`to` must not be before `from`.' }] });
+  }
+  return { from: query.from, to: query.to };
 }

@@ -1,32 +1,75 @@
-import type { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
+import { buildAsyncApiDocument } from '../../../contracts/asyncapi';
 import { errorCatalogueList, renderErrorsDocHtml } from '../../../contracts/errors';
 import { API_VERSION, buildOpenApiDocument, renderDocsIndexHtml } from '../../../contracts/openapi';
-import { pricingTable } from '../../ledger/pricing';
-import { docsUrlFor, type AppDeps } from '../app';
+import { databaseWritable, runReadiness } from '../../health/readiness';
+import { notFoundPricesText, pricingTable } from '../../ledger/pricing';
+import { route } from '../http/route';
+import { DEPS_PLUGIN } from '../plugins/deps';
+import { docsUrlFor, publicBaseUrl } from '../public-url';
+
+/**
+ * The HTML pages are static text and links: they load nothing, run nothing, and are never framed
+ * (no clickjacking) nor leak the page address to the sites they link to.
+ */
+const DOCS_PAGE_HEADERS = {
+  'content-type': 'text/html; charset=utf-8',
+  'content-security-policy': "default-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+  'x-frame-options': 'DENY',
+  'referrer-policy': 'no-referrer',
+};
+
+/** Distinct base URLs whose OpenAPI document is kept (only a trusted proxy can make more than one). */
+const OPENAPI_CACHE_ENTRIES = 16;
 
 /** The Meta area: public, unauthenticated, on the per-IP bucket. */
-export function registerMetaRoutes(app: FastifyInstance, deps: AppDeps) {
-  const config = { area: 'meta' as const };
-  let openApi: Record<string, unknown> | undefined;
+export const metaRoutes = fp(
+  async (app) => {
+    const { deps } = app;
+    // Built per base URL, not once from whichever request came first: each caller sees its own.
+    const openApiByBase = new Map<string, Record<string, unknown>>();
 
-  app.get('/v1/health', { config }, async (_req, reply) => {
-    const database = await deps.store.sql.query('SELECT 1').then(() => 'ok' as const, () => 'fail' as const);
-    const status = database === 'ok' ? 'ok' : 'degraded';
-    return reply.status(status === 'ok' ? 200 : 503).send({ status, version: API_VERSION, checks: { database } });
-  });
+    route(app, 'health', async ({ reply }) => {
+      const database = await deps.store.sql.query('SELECT 1').then(() => 'ok' as const, () => 'fail' as const);
+      const status = database === 'ok' ? 'ok' : 'degraded';
+      return reply.status(status === 'ok' ? 200 : 503).send({ status, version: API_VERSION, checks: { database } });
+    });
 
-  app.get('/v1/pricing', { config }, async () => pricingTable());
+    // Without checks from the composition root (route tests), the database alone.
+    const readinessChecks = deps.readiness ?? [databaseWritable(deps.store.sql)];
+    route(app, 'ready', async ({ reply }) => {
+      const { ready, checks, lagEvents, failures } = await runReadiness(readinessChecks);
+      if (!ready) reply.log.warn({ failures }, 'not ready');
+      const body = { status: ready ? 'ok' : 'degraded', version: API_VERSION, checks, lag_events: lagEvents, failures };
+      return reply.status(ready ? 200 : 503).send(body);
+    });
 
-  app.get('/v1/errors', { config }, async (req) => errorCatalogueList(docsUrlFor(deps.config, req)));
+    route(app, 'pricing', async () => pricingTable());
 
-  app.get('/v1/openapi.json', { config }, async (req) => {
-    openApi ??= buildOpenApiDocument({ serverUrl: `${req.protocol}://${req.headers.host ?? `${deps.config.host}:${deps.config.port}`}` });
-    return openApi;
-  });
+    route(app, 'errors', async ({ req }) => errorCatalogueList(docsUrlFor(deps.config, req)));
 
-  app.get('/docs', { config }, async (_req, reply) => reply.type('text/html; charset=utf-8').send(renderDocsIndexHtml()));
+    route(app, 'openapi', async ({ req }) => {
+      const serverUrl = publicBaseUrl(deps.config, req);
+      const docsUrl = docsUrlFor(deps.config, req);
+      const cacheKey = `${serverUrl} ${docsUrl}`;
+      let document = openApiByBase.get(cacheKey);
+      if (!document) {
+        if (openApiByBase.size >= OPENAPI_CACHE_ENTRIES) openApiByBase.clear();
+        document = buildOpenApiDocument({ serverUrl, docsUrl });
+        openApiByBase.set(cacheKey, document);
+      }
+      return document;
+    });
 
-  app.get('/docs/errors', { config }, async (req, reply) =>
-    reply.type('text/html; charset=utf-8').send(renderErrorsDocHtml(docsUrlFor(deps.config, req))),
-  );
-}
+    // The Kafka topics (docs/events.md): the same for every caller, so built once.
+    let asyncApiDocument: Record<string, unknown> | undefined;
+    route(app, 'asyncapi', async () => (asyncApiDocument ??= buildAsyncApiDocument()));
+
+    route(app, 'docs', async ({ reply }) => reply.headers(DOCS_PAGE_HEADERS).send(renderDocsIndexHtml()));
+
+    route(app, 'docsErrors', async ({ req, reply }) =>
+      reply.headers(DOCS_PAGE_HEADERS).send(renderErrorsDocHtml(docsUrlFor(deps.config, req), notFoundPricesText())),
+    );
+  },
+  { name: 'routes-meta', dependencies: [DEPS_PLUGIN] },
+);

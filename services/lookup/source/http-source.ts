@@ -169,7 +169,7 @@ export function createHttpSource(opts: HttpSourceOptions): Source {
       return shared(`person-name:${key.toLowerCase()}`, () => person(PATHS.personByName(key)));
     },
     search(query, limit) {
-      // The protocol takes 1..50; anything else is clamped rather than sent to fail upstream.
+      // The protocol takes 1..SEARCH_LIMIT_MAX; anything else is clamped rather than sent to fail upstream.
       limit = Math.min(SEARCH_LIMIT_MAX, Math.max(1, Math.trunc(limit) || 1));
       return shared(`search:${limit}:${query}`, () => search(query, limit));
     },

@@ -48,7 +48,7 @@ export interface Source {
   companyByDomain(domain: string): Promise<CompanyResult>;
   personById(publicIdentifier: string): Promise<PersonResult>;
   personByName(name: string): Promise<PersonResult>;
-  /** `limit` from 1 to 50. */
+  /** `limit` from 1 to SEARCH_LIMIT_MAX. */
   search(query: string, limit: number): Promise<SearchOutcome>;
 }
 

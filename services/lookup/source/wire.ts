@@ -1,5 +1,7 @@
 import { z } from 'zod';
+import { SEARCH_LIMIT_MAX } from '../../../contracts/http';
 import { CompanyProfile, PersonProfile } from '../../../contracts/profiles';
+import { toWellFormed } from '../../../contracts/text';
 
 /**
  * The upstream HTTP protocol the HTTP source speaks and the sandbox network serves.
@@ -17,15 +19,26 @@ import { CompanyProfile, PersonProfile } from '../../../contracts/profiles';
  * a proxy must not be cached as "no such company".
  */
 export const PATHS = {
-  companyBySlug: (slug: string) => `/companies/by-slug/${encodeURIComponent(slug)}`,
-  companyById: (id: string) => `/companies/by-id/${encodeURIComponent(id)}`,
-  companyByDomain: (domain: string) => `/companies/by-domain/${encodeURIComponent(domain)}`,
-  personById: (id: string) => `/people/by-id/${encodeURIComponent(id)}`,
-  personByName: (name: string) => `/people/by-name?name=${encodeURIComponent(name)}`,
-  search: (query: string, limit: number) => `/search?q=${encodeURIComponent(query)}&limit=${limit}`,
+  companyBySlug: (slug: string) => `/companies/by-slug/${encode(slug)}`,
+  companyById: (id: string) => `/companies/by-id/${encode(id)}`,
+  companyByDomain: (domain: string) => `/companies/by-domain/${encode(domain)}`,
+  personById: (id: string) => `/people/by-id/${encode(id)}`,
+  personByName: (name: string) => `/people/by-name?name=${encode(name)}`,
+  search: (query: string, limit: number) => `/search?q=${encode(query)}&limit=${limit}`,
 } as const;
 
-export const SEARCH_LIMIT_MAX = 50;
+/**
+ * encodeURIComponent throws "URI malformed" on an unpaired surrogate, and that message once
+ * reached a caller in a 500. The request schemas refuse such text before any charge
+ * (contracts/text.ts); should one slip through, it is encoded as U+FFFD, as the WHATWG URL
+ * encoder does, instead of throwing.
+ */
+function encode(component: string): string {
+  return encodeURIComponent(toWellFormed(component));
+}
+
+/** The API passes `limit` through to the source: one maximum for both. */
+export { SEARCH_LIMIT_MAX };
 
 export const CompanyAliasesWire = z.strictObject({
   id: z.string().regex(/^[1-9][0-9]{0,18}$/),

@@ -5,7 +5,7 @@ import canonicalize from 'canonicalize';
 import { expect } from 'vitest';
 import type { E2eServer, HttpResult } from './harness';
 
-/** service-spec.md "Errors": code -> HTTP status, error.type, retryable. */
+/** service-spec.md "Errors": code -> HTTP status, error.type, retryable; then our one extension. */
 export const ERROR_TABLE = {
   invalid_request: [400, 'invalid_request_error', false],
   invalid_person_reference: [400, 'invalid_request_error', false],
@@ -27,6 +27,10 @@ export const ERROR_TABLE = {
   no_capacity: [503, 'upstream_error', true],
   timeout: [504, 'upstream_error', true],
   internal_error: [500, 'api_error', true],
+  // Beyond the spec's table (docs/adr/0008): a dependency of the service is out for a moment.
+  service_unavailable: [503, 'api_error', true],
+  // The workspace console: signed in, not allowed (a member managing members, no CSRF token).
+  forbidden: [403, 'authentication_error', false],
 } as const satisfies Record<string, readonly [number, string, boolean]>;
 export type ErrorCode = keyof typeof ERROR_TABLE;
 export const ERROR_CODES = Object.keys(ERROR_TABLE) as ErrorCode[];
@@ -89,8 +93,16 @@ export function expectError(res: HttpResult, server: E2eServer, want: ErrorExpec
   if (error.retry_after_seconds === undefined) expect(res.headers.get('retry-after')).toBeNull();
   else expect(res.headers.get('retry-after')).toBe(String(error.retry_after_seconds));
 
-  // Success-only headers (service-spec.md "Response headers": 200 only).
-  for (const header of ['x-credits-charged', 'x-credits-remaining', 'x-cache', 'age', 'idempotent-replayed']) {
+  // Every answer with a workspace carries the credit headers, equal to meta: a refunded failure
+  // shows X-Credits-Charged: 0 (service-spec.md Billing rule 3, decisions.md "Prices"). Where no
+  // workspace is known (meta.credits_remaining null), there is no balance to show.
+  if (res.body.meta.credits_remaining === null) expect(res.headers.get('x-credits-remaining')).toBeNull();
+  else {
+    expect(res.headers.get('x-credits-charged')).toBe(String(res.body.meta.credits_charged));
+    expect(res.headers.get('x-credits-remaining')).toBe(String(res.body.meta.credits_remaining));
+  }
+  // Success-only headers (service-spec.md "Response headers": 200 only); a replay is checked by its test.
+  for (const header of ['x-cache', 'age', 'idempotent-replayed']) {
     expect(res.headers.get(header), header).toBeNull();
   }
 }

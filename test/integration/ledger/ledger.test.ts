@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newRequestId } from '../../../services/common/ids';
 import { catchUpToNow } from '../../../services/projections/rebuild';
 import type { RecordedEvent } from '../../../services/eventstore/types';
-import { Ledger, UnknownKeyError, UnknownWorkspaceError, type SettleCommand } from '../../../services/ledger/ledger';
+import { type Ledger, UnknownKeyError, UnknownWorkspaceError, type SettleCommand } from '../../../services/ledger/ledger';
 import { audit } from '../../../services/projections/audit';
 import { usageProjection } from '../../../services/projections/usage';
 import { ledgerBackends, type OpenBackend } from './backends';
@@ -278,5 +278,46 @@ describe.each(ledgerBackends())('credits ledger on $name', (backendDef) => {
     expect(await ledger.usage(ws.id, { keyId: key.id })).toMatchObject([{ operation: 'company', calls: 1, credits_charged: 0, errors: 0 }]);
     expect(await ledger.usage(ws.id, { keyId: 'key_other' })).toEqual([]);
     expect(await ledger.usage(ws.id, { from: '2000-01-01', to: '2000-01-02' })).toEqual([]);
+  });
+
+  it('voids a charge whose caller was told it cost nothing, whatever state the charge reached, once', async () => {
+    const ws = await ledger.createWorkspace({ name: 'Outage', credits: 20 });
+    const key = await ledger.createKey(ws.id, {});
+    const call = (requestId: string) => ({ workspaceId: ws.id, requestId, keyId: key.id, operation: 'person_name' as const, cacheStatus: 'MISS' as const });
+
+    // Charged, then the database went away before the outcome was recorded.
+    const unsettled = newRequestId();
+    await ledger.charge({ workspaceId: ws.id, requestId: unsettled, keyId: key.id, operation: 'person_name', credits: 3 });
+    // Charged and settled as a success, but the settle's COMMIT was never confirmed to the caller.
+    const settled = newRequestId();
+    await ledger.charge({ workspaceId: ws.id, requestId: settled, keyId: key.id, operation: 'person_name', credits: 3 });
+    await ledger.settle({ workspaceId: ws.id, requestId: settled, keyId: key.id, operation: 'person_name', completed: { outcome: 'success', cache_status: 'MISS', credits_charged: 3, error_code: null } });
+    expect(await ledger.balance(ws.id)).toBe(14);
+
+    expect(await ledger.voidCharge(call(unsettled))).toEqual({ refunded: 3, kept: 0 });
+    expect(await ledger.voidCharge(call(settled))).toEqual({ refunded: 3, kept: 0 });
+    // A charge that never committed, and a second attempt at each: nothing more happens.
+    expect(await ledger.voidCharge(call(newRequestId()))).toEqual({ refunded: 0, kept: 0 });
+    expect(await ledger.voidCharge(call(unsettled))).toEqual({ refunded: 0, kept: 0 });
+    expect(await ledger.voidCharge(call(settled))).toEqual({ refunded: 0, kept: 0 });
+    expect(await ledger.balance(ws.id)).toBe(20);
+
+    const events = (await allEvents(backend)).filter((e) => [unsettled, settled].includes((e.data as any).request_id));
+    const of = (requestId: string) => events.filter((e) => (e.data as any).request_id === requestId).map((e) => [e.type, (e.data as any).error_code ?? (e.data as any).cause ?? null]);
+    expect(of(unsettled)).toEqual([['LookupCharged', null], ['LookupRefunded', 'service_unavailable'], ['LookupCompleted', 'service_unavailable']]);
+    expect(of(settled)).toEqual([['LookupCharged', null], ['LookupCompleted', null], ['LookupRefunded', 'service_unavailable']]);
+    // A not-found settle (3 charged, 2 refunded) that committed unseen: its one refund is spent.
+    const notFound = newRequestId();
+    await ledger.charge({ workspaceId: ws.id, requestId: notFound, keyId: key.id, operation: 'person_name', credits: 3 });
+    await ledger.settle({ workspaceId: ws.id, requestId: notFound, keyId: key.id, operation: 'person_name', refund: { owed: 2, cause: 'not_found_price' }, completed: { outcome: 'not_found', cache_status: 'MISS', credits_charged: 1, error_code: 'not_found' } });
+    expect(await ledger.voidCharge(call(notFound))).toEqual({ refunded: 0, kept: 1 });
+
+    // Nothing is left for the abandoned-charge sweeper.
+    const { rows } = await backend.sql.query<{ settled: boolean; refunded_credits: number }>(
+      'SELECT settled, refunded_credits FROM charges WHERE request_id = ANY($1::text[])',
+      [[unsettled, settled]],
+    );
+    expect(rows.map((r) => [r.settled, Number(r.refunded_credits)])).toEqual([[true, 3], [true, 3]]);
+    expect((await audit(backend.store)).mismatches).toEqual([]);
   });
 });

@@ -134,6 +134,31 @@ describe.skipIf(!REDIS_URL)('Redis adapters', () => {
       await slots.close();
     });
 
+    it('takeUnlessMarked: the token of an unmarked key, the same bucket as take; nothing of a marked one', async () => {
+      const redis = connect();
+      const limiter = createRedisRateLimiter(redis, { keyPrefix: `${RUN}marked:` });
+      const key = randomUUID();
+      const mark = `${RUN}mark:${key}`;
+      expect(await limiter.takeUnlessMarked(key, mark, 10)).toMatchObject({ allowed: true, limit: 10, remaining: 9, retryAfterSeconds: 0 });
+      expect(await limiter.take(key, 10)).toMatchObject({ allowed: true, remaining: 8 });
+      await redis.set(mark, '1', 'PX', 60_000);
+      expect(await limiter.takeUnlessMarked(key, mark, 10)).toBe('marked');
+      // Nothing was taken by the marked call.
+      expect(await limiter.take(key, 10)).toMatchObject({ allowed: true, remaining: 7 });
+      for (let i = 0; i < 7; i++) await limiter.takeUnlessMarked(key, `${mark}:other`, 10);
+      expect(await limiter.takeUnlessMarked(key, `${mark}:other`, 10)).toMatchObject({ allowed: false, remaining: 0, retryAfterSeconds: 6 });
+    });
+
+    it('on an auto-pipelining connection, concurrent calls keep their own answers', async () => {
+      const redis = new Redis(REDIS_URL!, { enableAutoPipelining: true });
+      connections.push(redis);
+      const limiter = createRedisRateLimiter(redis, { keyPrefix: `${RUN}autopipe:` });
+      const key = randomUUID();
+      const decisions = await Promise.all(Array.from({ length: 20 }, () => limiter.take(key, 10)));
+      expect(decisions.filter((d) => d.allowed)).toHaveLength(10);
+      expect(decisions.map((d) => d.remaining).sort((a, b) => a - b)).toEqual([0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    });
+
     it('keeps working after the script cache is flushed (EVALSHA falls back to EVAL)', async () => {
       const redis = connect();
       const limiter = createRedisRateLimiter(redis, { keyPrefix: `${RUN}flush:` });
@@ -142,6 +167,8 @@ describe.skipIf(!REDIS_URL)('Redis adapters', () => {
       await limiter.take(key, 10);
       await redis.script('FLUSH');
       expect((await limiter.take(key, 10)).remaining).toBe(8);
+      await redis.script('FLUSH');
+      expect(await limiter.takeUnlessMarked(key, `${RUN}flush-mark:${key}`, 10)).toMatchObject({ remaining: 7 });
       expect(await slots.acquire(key, 1)).not.toBeNull();
       await slots.close();
     });

@@ -23,7 +23,7 @@ describe.each(ledgerBackends())('the audit on $name', (backendDef) => {
   it('finds a clean log in order, counting its events and workspaces, with progress', async () => {
     const progress: number[] = [];
     const report = await audit(backend.store, (done) => progress.push(done));
-    expect(report).toEqual({ ok: true, events: await eventCount(), workspaces: 3, mismatches: [] });
+    expect(report).toEqual({ ok: true, events: await eventCount(), workspaces: 3, mismatches: [], chains: { checked: 3, broken: [] } });
     expect(progress.at(-1)).toBe(report.events);
   });
 
@@ -77,7 +77,7 @@ describe.each(ledgerBackends())('the audit on $name', (backendDef) => {
     await backend.sql.query(`INSERT INTO workspaces (id, name, balance, max_concurrency, created_at) VALUES ('ws_FORGED', 'Forged', 1000, 8, now())`);
     const report = await audit(backend.store);
     expect(report.mismatches).toEqual([
-      { projection: 'workspaces', key: 'ws_FORGED', field: 'row', expected: null, actual: { id: 'ws_FORGED', name: 'Forged', balance: 1000, max_concurrency: 8 } },
+      { projection: 'workspaces', key: 'ws_FORGED', field: 'row', expected: null, actual: { id: 'ws_FORGED', name: 'Forged', balance: 1000, max_concurrency: 8, last_ledger_hash: null } },
     ]);
   });
 

@@ -16,6 +16,10 @@ const ORDER_BY: Record<string, string> = {
   cache_aliases: 'alias',
   usage_daily: 'workspace_id, day, key_id, operation',
   key_last_used: 'key_id',
+  members: 'member_id',
+  invitations: 'invitation_id',
+  api_key_creators: 'key_id',
+  console_errors: 'position',
 };
 
 const PROJECTION_TABLES = [...Object.values(INLINE_TABLES).flat(), ...usageProjection.tables];

@@ -84,7 +84,7 @@ describe.skipIf(!databaseUrl || !kafkaBrokers)('Kafka relay on PostgreSQL and a 
     await expectTopicsToMirrorLog(store, brokers, relay.topics);
   });
 
-  it('created its five topics with 3 partitions each, kept forever', async () => {
+  it('created every topic with 3 partitions each, kept forever, the balances topic compacted', async () => {
     const admin = new Kafka({ clientId: 'relay-test-admin', brokers, logLevel: logLevel.NOTHING }).admin();
     await admin.connect();
     try {
@@ -93,9 +93,17 @@ describe.skipIf(!databaseUrl || !kafkaBrokers)('Kafka relay on PostgreSQL and a 
       expect(topics.map((t) => [t.name, t.partitions.length]).sort()).toEqual(names.map((n) => [n, 3]).sort());
       const { resources } = await admin.describeConfigs({
         includeSynonyms: false,
-        resources: names.map((name) => ({ type: ConfigResourceTypes.TOPIC, name, configNames: ['retention.ms'] })),
+        resources: names.map((name) => ({ type: ConfigResourceTypes.TOPIC, name, configNames: ['retention.ms', 'cleanup.policy'] })),
       });
-      for (const resource of resources) expect(resource.configEntries).toEqual([expect.objectContaining({ configName: 'retention.ms', configValue: '-1' })]);
+      expect(resources).toHaveLength(names.length);
+      for (const resource of resources) {
+        expect(resource.configEntries).toEqual(
+          expect.arrayContaining([
+            expect.objectContaining({ configName: 'retention.ms', configValue: '-1' }),
+            expect.objectContaining({ configName: 'cleanup.policy', configValue: resource.resourceName === relay!.topics.balances ? 'compact' : 'delete' }),
+          ]),
+        );
+      }
     } finally {
       await admin.disconnect();
     }

@@ -96,6 +96,19 @@ export interface TopicCheck {
   balances: Map<string, number>;
 }
 
+/** Each key's value last on the compacted balances topic: what a consumer starting from the beginning ends with. */
+export async function latestBalances(brokers: string[], topic: string): Promise<Map<string, number>> {
+  const latest = new Map<string, number>();
+  for (const m of await readWholeTopic(brokers, topic)) {
+    // Messages come sorted by partition then offset, and one key lives on one partition.
+    const value = JSON.parse(m.value) as { workspace_id: string; balance: number };
+    expect(value.workspace_id).toBe(m.key);
+    expect(m.headers).toMatchObject({ ce_specversion: '1.0', ce_type: 'com.lookup-api.WorkspaceBalance.v1', ce_subject: m.key });
+    latest.set(m.key, value.balance);
+  }
+  return latest;
+}
+
 /**
  * Everything in the log is on its topic, each key's events in log order, and the ledger topic
  * alone gives every workspace's balance as the projection has it.
@@ -108,7 +121,8 @@ export async function expectTopicsToMirrorLog(store: EventStore, brokers: string
     byTopic.set(topic, [...(byTopic.get(topic) ?? []), event]);
   }
   let ledgerCheck: TopicCheck | undefined;
-  for (const topic of Object.values(topics)) {
+  const { balances: balancesTopic, ...eventTopics } = topics;
+  for (const topic of Object.values(eventTopics)) {
     const expected = byTopic.get(topic) ?? [];
     const messages = await readWholeTopic(brokers, topic);
     const expectedPerKey = new Map<string, string[]>();
@@ -121,11 +135,26 @@ export async function expectTopicsToMirrorLog(store: EventStore, brokers: string
 
     if (topic === topics.ledger) {
       const events = messages.map((m) => parsePublishedEvent(m.value));
-      for (const [i, m] of messages.entries()) expect(m.headers['event-id']).toBe(events[i]!.event_id);
+      for (const [i, m] of messages.entries()) {
+        expect(m.headers['event-id']).toBe(events[i]!.event_id);
+        // CloudEvents binary mode beside the headers of before.
+        expect(m.headers).toMatchObject({
+          ce_specversion: '1.0',
+          ce_id: events[i]!.event_id,
+          ce_type: `com.lookup-api.${events[i]!.type}.v1`,
+          ce_source: '/lookup-api/workspace',
+          ce_subject: events[i]!.stream,
+          ce_time: events[i]!.recorded_at,
+          'content-type': 'application/json',
+        });
+      }
       const state = foldLedger(events);
       const { rows } = await store.sql.query<{ id: string; balance: number }>('SELECT id, balance FROM workspaces');
       expect(rows.length).toBeGreaterThan(0);
-      expect(Object.fromEntries(state.balances)).toEqual(Object.fromEntries(rows.map((r) => [r.id, Number(r.balance)])));
+      const projection = Object.fromEntries(rows.map((r) => [r.id, Number(r.balance)]));
+      expect(Object.fromEntries(state.balances)).toEqual(projection);
+      // The compacted topic alone, read from the start, ends with the same balances.
+      expect(Object.fromEntries(await latestBalances(brokers, balancesTopic))).toEqual(projection);
       ledgerCheck = { ledgerMessages: messages.length, duplicates: state.duplicates, balances: state.balances };
     }
   }

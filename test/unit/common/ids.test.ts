@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { API_KEY_PATTERN, REQUEST_ID_PATTERN, generateApiKey, hashApiKey, keyDisplayPrefix, newKeyId, newRequestId, newWorkspaceId } from '../../../services/common/ids';
+import { REQUEST_ID_PATTERN, newKeyId, newRequestId, newWorkspaceId } from '../../../services/common/ids';
+import { API_KEY_PATTERN, generateApiKey, hashApiKey, keyDisplayPrefix } from '../../../services/keys/key-material';
 
 describe('identifiers', () => {
   it('request ids are req_ + a 26-character ULID, unique, sortable by time', () => {

@@ -1,23 +1,57 @@
-import { describe, expect, it } from 'vitest';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../../services/config/config';
+
+// A generated ADMIN_TOKEN is kept under DATA_DIR: every load here gets a directory of its own.
+const dirs: string[] = [];
+const freshDataDir = () => {
+  const dir = mkdtempSync(join(tmpdir(), 'config-test-'));
+  dirs.push(dir);
+  return dir;
+};
+afterAll(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
 
 describe('configuration', () => {
   it('given no settings, then every default of decisions.md "Running it" applies', () => {
-    const config = loadConfig({});
+    const dataDir = freshDataDir();
+    const config = loadConfig({ DATA_DIR: dataDir });
     expect(config).toMatchObject({
       host: '127.0.0.1',
       port: 3000,
       databaseUrl: undefined,
-      dataDir: './data',
+      dataDir,
       redisUrl: undefined,
       kafkaBrokers: undefined,
       sourceUrl: undefined,
       sourceTimeoutMs: 10_000,
-      adminTokenGenerated: true,
+      adminTokenSource: 'created',
       docsUrl: undefined,
+      trustProxy: false,
     });
     expect(config.adminToken.length).toBeGreaterThanOrEqual(32);
-    expect(loadConfig({}).adminToken).not.toBe(config.adminToken);
+    expect(loadConfig({ DATA_DIR: freshDataDir() }).adminToken).not.toBe(config.adminToken);
+    expect(loadConfig({ ADMIN_TOKEN: 'a-token-of-sufficient-length' }).dataDir).toBe('./data');
+  });
+
+  it('given no ADMIN_TOKEN, then the generated one is kept under DATA_DIR (mode 0600) and the next start reuses it', () => {
+    const dataDir = freshDataDir();
+    const first = loadConfig({ DATA_DIR: dataDir });
+    const file = join(dataDir, 'admin-token');
+    expect(readFileSync(file, 'utf8').trim()).toBe(first.adminToken);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    const second = loadConfig({ DATA_DIR: dataDir });
+    expect(second).toMatchObject({ adminToken: first.adminToken, adminTokenSource: 'kept', adminTokenFile: file });
+    expect(loadConfig({ DATA_DIR: dataDir, ADMIN_TOKEN: 'a-token-of-sufficient-length' })).toMatchObject({ adminTokenSource: 'env' });
+  });
+
+  it('given a kept token shorter than 16 characters, then the start stops naming ADMIN_TOKEN', () => {
+    const dataDir = freshDataDir();
+    writeFileSync(join(dataDir, 'admin-token'), 'short\n');
+    expect(() => loadConfig({ DATA_DIR: dataDir })).toThrow(/ADMIN_TOKEN/);
   });
 
   it('given real servers, then they are parsed', () => {
@@ -33,12 +67,25 @@ describe('configuration', () => {
     expect(config.kafkaBrokers).toEqual(['127.0.0.1:9092', '127.0.0.1:9093']);
     expect(config.sourceUrl).toBe('http://127.0.0.1:4010');
     expect(config.docsUrl).toBe('https://docs.example.org/api');
-    expect(config.adminTokenGenerated).toBe(false);
+    expect(config.adminTokenSource).toBe('env');
     expect(config.port).toBe(8080);
   });
 
+  it('given no ABANDONED_CHARGE_GRACE_MS, then abandoned charges wait SOURCE_TIMEOUT_MS plus a minute; a set one is taken', () => {
+    expect(loadConfig({ SOURCE_TIMEOUT_MS: '2000', DATA_DIR: freshDataDir() }).abandonedChargeGraceMs).toBe(62_000);
+    expect(loadConfig({ SOURCE_TIMEOUT_MS: '2000', ABANDONED_CHARGE_GRACE_MS: '2001', DATA_DIR: freshDataDir() }).abandonedChargeGraceMs).toBe(2001);
+  });
+
   it('given an empty value, then it counts as unset', () => {
-    expect(loadConfig({ DATABASE_URL: '', PORT: ' ' })).toMatchObject({ databaseUrl: undefined, port: 3000 });
+    expect(loadConfig({ DATABASE_URL: '', PORT: ' ', DATA_DIR: freshDataDir() })).toMatchObject({ databaseUrl: undefined, port: 3000 });
+  });
+
+  it.each([
+    ['true', true],
+    ['FALSE', false],
+    ['10.0.0.0/8, 192.0.2.7,fd00::/8', ['10.0.0.0/8', '192.0.2.7', 'fd00::/8']],
+  ])('given TRUST_PROXY=%s, then it is read as %j', (value, expected) => {
+    expect(loadConfig({ TRUST_PROXY: value, DATA_DIR: freshDataDir() }).trustProxy).toEqual(expected);
   });
 
   it.each([
@@ -51,8 +98,45 @@ describe('configuration', () => {
     ['SOURCE_TIMEOUT_MS', '-5'],
     ['ADMIN_TOKEN', 'short'],
     ['LOG_LEVEL', 'loud'],
+    ['DOCS_URL', 'javascript:alert(1)'],
+    ['TRUST_PROXY', '1'],
+    ['TRUST_PROXY', 'yes'],
+    ['TRUST_PROXY', '10.0.0.0/33'],
+    ['TRUST_PROXY', 'proxy.internal'],
+    ['ABANDONED_CHARGE_GRACE_MS', '10000'],
+    ['ABANDONED_CHARGE_GRACE_MS', '5s'],
   ])('given %s=%s, then the start stops with a message naming the variable', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`\\b${name}\\b`));
+  });
+});
+
+describe('observability settings (issue 13)', () => {
+  const base = { ADMIN_TOKEN: 'a-token-of-sufficient-length' };
+
+  it('given none, then /metrics is on the main port, a tenth of successes is logged, readiness allows 10,000 events of lag', () => {
+    expect(loadConfig(base)).toMatchObject({ metricsPort: undefined, accessLogSample: 0.1, readyMaxLagEvents: 10_000 });
+  });
+
+  it('given values, then they are read as given', () => {
+    expect(loadConfig({ ...base, METRICS_PORT: '9464', ACCESS_LOG_SAMPLE: '0.25', READY_MAX_LAG_EVENTS: '0' })).toMatchObject({
+      metricsPort: 9464,
+      accessLogSample: 0.25,
+      readyMaxLagEvents: 0,
+    });
+    expect(loadConfig({ ...base, ACCESS_LOG_SAMPLE: '1' }).accessLogSample).toBe(1);
+  });
+
+  it('given a bad value, then the start stops naming the variable', () => {
+    for (const [name, value] of [
+      ['METRICS_PORT', '70000'],
+      ['METRICS_PORT', 'x'],
+      ['ACCESS_LOG_SAMPLE', '1.5'],
+      ['ACCESS_LOG_SAMPLE', '-0.1'],
+      ['ACCESS_LOG_SAMPLE', 'half'],
+      ['READY_MAX_LAG_EVENTS', '-1'],
+    ] as const) {
+      expect(() => loadConfig({ ...base, [name]: value }), `${name}=${value}`).toThrow(new RegExp(`${name}: `));
+    }
   });
 });

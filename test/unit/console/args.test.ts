@@ -38,6 +38,20 @@ describe('parsing the admin command line', () => {
     expect(commandOf('ledger', 'ws_1')).toMatchObject({ kind: 'ledger', all: false, after: undefined, limit: undefined });
   });
 
+  it('given the finance commands, then they become their typed forms, --from and --to required', () => {
+    const period = ['--from', '2025-06-01T00:00:00Z', '--to', '2025-07-01T00:00:00Z'];
+    const from = '2025-06-01T00:00:00Z';
+    const to = '2025-07-01T00:00:00Z';
+    expect(commandOf('workspace', 'get', 'ws_1', '--as-of', from)).toEqual({ kind: 'workspace.get', workspaceId: 'ws_1', asOf: from });
+    expect(commandOf('ledger', 'ws_1', '--as-of', from)).toMatchObject({ kind: 'ledger', asOf: from });
+    expect(commandOf('statement', 'ws_1', ...period)).toEqual({ kind: 'statement', workspaceId: 'ws_1', from, to, csv: false });
+    expect(commandOf('statement', 'ws_1', ...period, '--csv')).toMatchObject({ csv: true });
+    expect(commandOf('export', 'ledger', ...period)).toEqual({ kind: 'export.ledger', from, to, format: 'parquet', out: '.' });
+    expect(commandOf('export', 'ledger', ...period, '--format', 'csv', '--out', '/tmp/x')).toEqual({ kind: 'export.ledger', from, to, format: 'csv', out: '/tmp/x' });
+    expect(usageErrorOf(['statement', 'ws_1', '--from', from])).toMatch(/--from and --to are required/);
+    expect(usageErrorOf(['export', 'ledger', ...period, '--format', 'xlsx'])).toMatch(/--format must be parquet or csv/);
+  });
+
   it('given options before the command or as --flag=value, then they parse the same', () => {
     expect(commandOf('--json', 'key', 'create', 'ws_1', '--rate-limit=30')).toEqual({ kind: 'key.create', workspaceId: 'ws_1', name: undefined, rateLimitPerMinute: 30 });
   });

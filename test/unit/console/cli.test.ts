@@ -130,6 +130,15 @@ describe('the admin CLI', () => {
     expect(stdout).toMatch(/^workspaces +ws_1 +balance +10 +11$/m);
   });
 
+  it('names the first broken link of a broken ledger chain and exits 1', async () => {
+    const link = { workspace_id: 'ws_1', position: 42, stream: 'workspace-ws_1', version: 7, field: 'hash', expected: 'aa', actual: 'bb' };
+    handler = () => ({ status: 200, body: { ok: false, events: 120, workspaces: 3, mismatches: [], chains: { checked: 3, broken: [link] } } });
+    const { code, stdout } = await cli('audit');
+    expect(code).toBe(1);
+    expect(stdout).toMatch(/^audit FAILED: 0 mismatches, 1 broken ledger chain \(120 events, 3 workspaces\)$/m);
+    expect(stdout).toMatch(/^ws_1 +42 +workspace-ws_1 +7 +hash +aa +bb$/m);
+  });
+
   it('reports a clean audit and exits 0', async () => {
     handler = () => ({ status: 200, body: { ok: true, events: 120, workspaces: 3, mismatches: [] } });
     expect(await cli('audit')).toMatchObject({ code: 0, stdout: 'audit ok: 120 events, 3 workspaces, every projection matches the log\n' });

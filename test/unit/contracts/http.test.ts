@@ -149,6 +149,8 @@ describe('admin bodies', () => {
   });
 
   it('audit answer', () => {
-    expect(AuditResponse.safeParse({ ok: true, events: 10, workspaces: 2, mismatches: [] }).success).toBe(true);
+    expect(AuditResponse.safeParse({ ok: true, events: 10, workspaces: 2, mismatches: [], chains: { checked: 2, broken: [] } }).success).toBe(true);
+    const broken = { workspace_id: 'ws_1', position: 7, stream: 'workspace-ws_1', version: 3, field: 'hash', expected: 'ab', actual: 'cd' };
+    expect(AuditResponse.safeParse({ ok: false, events: 10, workspaces: 2, mismatches: [], chains: { checked: 2, broken: [broken] } }).success).toBe(true);
   });
 });

@@ -15,9 +15,11 @@ const ENDPOINTS: [string, 'get' | 'post'][] = [
   ['/v1/cache/person', 'post'],
   ['/v1/cache/stats', 'get'],
   ['/v1/health', 'get'],
+  ['/v1/health/ready', 'get'],
   ['/v1/pricing', 'get'],
   ['/v1/openapi.json', 'get'],
   ['/v1/errors', 'get'],
+  ['/v1/asyncapi.json', 'get'],
 ];
 
 /** Follows a local `$ref` such as `#/components/schemas/X`. */
@@ -41,7 +43,8 @@ describe('buildOpenApiDocument', () => {
   });
 
   it('holds every public endpoint and nothing else', () => {
-    expect(Object.keys(doc.paths).sort()).toEqual(ENDPOINTS.map(([p]) => p).sort());
+    // The console's paths (tag Console) are checked in console-openapi.test.ts.
+    expect(Object.keys(doc.paths).filter((p) => !p.startsWith('/console/')).sort()).toEqual(ENDPOINTS.map(([p]) => p).sort());
     for (const [path, method] of ENDPOINTS) {
       expect(doc.paths[path][method], `${method} ${path}`).toBeDefined();
       expect(doc.paths[path][method].responses['200']).toBeDefined();
@@ -52,7 +55,7 @@ describe('buildOpenApiDocument', () => {
     expect(doc.components.securitySchemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' });
     expect(doc.components.securitySchemes.apiKeyHeader).toMatchObject({ type: 'apiKey', in: 'header', name: 'X-Api-Key' });
     expect(doc.security).toEqual([{ bearerAuth: [] }, { apiKeyHeader: [] }]);
-    for (const path of ['/v1/health', '/v1/pricing', '/v1/openapi.json', '/v1/errors']) {
+    for (const path of ['/v1/health', '/v1/health/ready', '/v1/pricing', '/v1/openapi.json', '/v1/errors']) {
       expect(doc.paths[path].get.security).toEqual([]);
     }
   });
@@ -110,8 +113,8 @@ describe('buildOpenApiDocument', () => {
     expect(Object.keys(doc.paths['/v1/health'].get.responses['200'].headers)).toContain('X-Request-Id');
   });
 
-  it('takes an optional Idempotency-Key header on the three lookups', () => {
-    for (const path of ['/v1/company', '/v1/domain', '/v1/person']) {
+  it('takes an optional Idempotency-Key header on the three lookups and search', () => {
+    for (const path of ['/v1/company', '/v1/domain', '/v1/person', '/v1/search']) {
       const params = doc.paths[path].post.parameters.map(deref);
       expect(params).toContainEqual(expect.objectContaining({ in: 'header', name: 'Idempotency-Key' }));
       expect(params.find((p: Json) => p.name === 'Idempotency-Key').required ?? false).toBe(false);

@@ -2,10 +2,9 @@ import { describe, expect, it } from 'vitest';
 import {
   chargeForOutcome,
   notFoundPrice,
-  personOperation,
+  notFoundPricesText,
   pricingTable,
   refundOwed,
-  requiredBalance,
   successPrice,
   type BilledOperation,
   type PricedOperation,
@@ -28,15 +27,8 @@ describe('price table (decisions.md "Prices")', () => {
     expect(notFoundPrice(op)).toBe(notFound);
   });
 
-  it('a call needs a balance of at least its success price', () => {
-    expect(requiredBalance('domain')).toBe(4);
-    expect(requiredBalance('person_name')).toBe(3);
-    expect(requiredBalance('cache')).toBe(0);
-  });
-
-  it('a person lookup is priced by its reference kind', () => {
-    expect(personOperation('url')).toBe('person_url');
-    expect(personOperation('name')).toBe('person_name');
+  it('the not-found prices in words, for the errors page', () => {
+    expect(notFoundPricesText()).toBe('1 credit by company reference or person, 4 by website domain');
   });
 });
 

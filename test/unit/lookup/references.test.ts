@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { parseCompanyReference, parseDomain, parsePersonReference } from '../../../services/lookup/references';
+import { nearly } from '../../support/unicode-arbitraries';
 
 const slug = (s: string) => ({ ok: true, ref: { kind: 'slug', slug: s } });
 const id = (i: string) => ({ ok: true, ref: { kind: 'id', id: i } });
@@ -456,5 +457,72 @@ describe('parsePersonReference', () => {
         }),
       );
     });
+  });
+});
+
+describe('characters no reference holds', () => {
+  // Controls (URL parsers drop tabs and newlines and trim C0), invisible characters (IDNA drops
+  // zero-width space, soft hyphen, variation selectors...) and the backslash (read as `/`) would
+  // make another string resolve to the same site or page unseen: each is refused, raw or %-escaped.
+  const unseen = [
+    ['U+0000', '\u0000'],
+    ['U+0001', '\u0001'],
+    ['a tab', '\t'],
+    ['a newline', '\n'],
+    ['DEL', '\u007F'],
+    ['a C1 control', '\u0085'],
+    ['a zero-width space', '\u200B'],
+    ['a zero-width joiner', '\u200D'],
+    ['a right-to-left override', '\u202E'],
+    ['a soft hyphen', '\u00AD'],
+    ['a byte-order mark', '\uFEFF'],
+    ['a variation selector', '\uFE0F'],
+    ['a word joiner', '\u2060'],
+    ['a backslash', '\\'],
+    ['a lone surrogate', '\uD800'],
+  ] as const;
+
+  describe.each(unseen)('%s', (_, c) => {
+    it.each([
+      ['at the end', `acmerobotics.com${c}`],
+      ['at the start', `${c}acmerobotics.com`],
+      ['inside', `acme${c}robotics.com`],
+      ['after the host of a URL', `https://acmerobotics.com${c}/about`],
+    ])('refuses a domain with it %s', (_where, input) => {
+      expect(parseDomain(input)).toEqual(fail);
+    });
+
+    it('refuses a company slug, page URL and person URL or name holding it', () => {
+      expect(parseCompanyReference(`acme-robotics${c}`)).toEqual(fail);
+      expect(parseCompanyReference(`https://www.linkedin.com/company/acme${c}robotics`)).toEqual(fail);
+      expect(parseCompanyReference(`https://www.linkedin.com/company/acme-robotics/?q=${c}`)).toEqual(fail);
+      expect(parsePersonReference(`https://www.linkedin.com/in/jane-doe-42${c}`)).toEqual(fail);
+      expect(parsePersonReference(`Jane${c} Doe`)).toEqual(fail);
+    });
+  });
+
+  it.each(['%E2%80%8B', '%C2%AD', '%EF%B8%8F', '%00', '%5C', '%0A'])('refuses %s %-escaped in a host, a slug and a profile id', (escaped) => {
+    expect(parseDomain(`acme${escaped}robotics.com`)).toEqual(fail);
+    expect(parseCompanyReference(`acme${escaped}robotics`)).toEqual(fail);
+    expect(parseCompanyReference(`https://www.linkedin.com/company/acme${escaped}robotics`)).toEqual(fail);
+    expect(parsePersonReference(`https://www.linkedin.com/in/jane${escaped}doe`)).toEqual(fail);
+  });
+
+  it('still trims ordinary spaces and still accepts letters with combining marks and IDN hosts', () => {
+    expect(parseDomain('  acmerobotics.com  ')).toEqual({ ok: true, domain: 'acmerobotics.com' });
+    expect(parseDomain('münchen.de')).toEqual({ ok: true, domain: 'xn--mnchen-3ya.de' });
+    expect(parseCompanyReference('soci%C3%A9t%C3%A9')).toEqual(slug('société'));
+    expect(parsePersonReference('Jose\u0301').ok).toBe(true);
+  });
+
+  it('given a valid domain with anything inserted anywhere, then what holds an unseen character is refused', () => {
+    fc.assert(
+      fc.property(nearly(['acmerobotics.com', 'https://www.acmerobotics.com/', 'shop.acme.co.uk']), (input) => {
+        const result = parseDomain(input);
+        if (/[\p{Cc}\p{Cf}\p{Cs}\p{Default_Ignorable_Code_Point}\\]/u.test(input)) expect(result).toEqual(fail);
+        if (result.ok) expect(result.domain).toMatch(/^[a-z0-9.-]+$/);
+      }),
+      { numRuns: 500 },
+    );
   });
 });

@@ -17,7 +17,7 @@ const event = (type: string, data: Record<string, unknown>, requestId?: string):
 
 const A = 'ws_A';
 const B = 'ws_B';
-const row = (id: string, balance: number): WorkspaceRow => ({ id, name: id, balance, max_concurrency: 8, created_at: new Date('2025-01-01T00:00:00Z') });
+const row = (id: string, balance: number): WorkspaceRow => ({ id, name: id, balance, max_concurrency: 8, created_at: new Date('2025-01-01T00:00:00Z'), last_ledger_hash: null });
 const money = (ws: string, request: string) => ({ workspace_id: ws, request_id: request, key_id: 'key_1', operation: 'domain' });
 const charged = (ws: string, request: string, credits: number) => event('LookupCharged', { ...money(ws, request), credits }, request);
 const completed = (ws: string, request: string) =>
@@ -85,8 +85,19 @@ describe('planning the ledger writes of a run of events', () => {
       event('CreditsGranted', { workspace_id: B, amount: 10, reason: null }),
       event('LimitsChanged', { workspace_id: B, max_concurrency: 2 }),
     ]);
-    expect(plan.workspaces).toEqual([{ id: B, name: 'bee', balance: 10, max_concurrency: 2, created_at: at }]);
+    expect(plan.workspaces).toEqual([{ id: B, name: 'bee', balance: 10, max_concurrency: 2, created_at: at, last_ledger_hash: null }]);
     expect(plan.ledgerEntries).toMatchObject([{ type: 'CreditsGranted', credits: 10, balance_after: 10, key_id: null, request_id: null }]);
+  });
+
+  it('given chained ledger events, when planned, then the row keeps the hash of the last ledger event (a limit change is no link)', () => {
+    const linked = (e: RecordedEvent, hash: string): RecordedEvent => ({ ...e, metadata: { ...e.metadata, hash } });
+    const plan = planLedgerWrites(new Map([[A, row(A, 5)]]), [
+      linked(event('CreditsGranted', { workspace_id: A, amount: 1, reason: null }), 'h1'),
+      linked(charged(A, 'req_h', 2), 'h2'),
+      completed(A, 'req_h'),
+      event('LimitsChanged', { workspace_id: A, max_concurrency: 3 }),
+    ]);
+    expect(plan.workspaces.map((w) => w.last_ledger_hash)).toEqual(['h2']);
   });
 
   it('given events of two workspaces interleaved, then each balance follows only its own events', () => {

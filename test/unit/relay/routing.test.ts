@@ -2,7 +2,6 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { HEADERS, TOPICS } from '../../../contracts/jsonschema';
 import {
-  backoffDelayMs,
   byTopic,
   chunkBySize,
   messageBytes,
@@ -11,6 +10,7 @@ import {
   topicNames,
   type OutgoingMessage,
 } from '../../../services/relay/routing';
+import { backoffDelayMs } from '../../../services/common/backoff';
 import { ALL_EVENT_TYPES, SAMPLE_DATA, recorded } from './samples';
 
 const topics = topicNames();
@@ -22,7 +22,9 @@ describe('topic names', () => {
       lookups: 'lookup.lookups.v1',
       profiles: 'lookup.profiles.v1',
       keys: 'lookup.keys.v1',
+      members: 'lookup.members.v1',
       other: 'lookup.other.v1',
+      balances: 'lookup.balances.v1',
     });
     expect(Object.values(topicNames('run42.'))).toEqual(Object.values(TOPICS).map((t) => `run42.${t}`));
   });
@@ -41,6 +43,11 @@ describe('routing an event to a topic and key', () => {
     ['ProfileNotFound', 'lookup.profiles.v1', 'company:nobody'],
     ['ApiKeyCreated', 'lookup.keys.v1', 'key_01JTESTKEY000000000000000'],
     ['ApiKeyRevoked', 'lookup.keys.v1', 'key_01JTESTKEY000000000000000'],
+    ['ApiKeyRenamed', 'lookup.keys.v1', 'key_01JTESTKEY000000000000000'],
+    ['ApiKeyCreatedBy', 'lookup.keys.v1', 'key_01JTESTKEY000000000000000'],
+    ...(['MemberInvited', 'InvitationCancelled', 'InvitationAccepted', 'MemberRoleChanged', 'MemberRemoved', 'PasswordChanged'] as const).map(
+      (type) => [type, 'lookup.members.v1', 'ws_01JTESTWORKSPACE0000000000'] as [string, string, string],
+    ),
   ];
   it.each(cases)('%s goes to %s with key %s', (type, topic, key) => {
     const message = toOutgoingMessage(recorded(type as never), topics);
@@ -68,7 +75,17 @@ describe('routing an event to a topic and key', () => {
     const message = toOutgoingMessage(event, topicNames('p.'));
     expect(message).toMatchObject({ topic: 'p.lookup.other.v1', key: 'company-1337' });
     expect(JSON.parse(message.value)).toMatchObject({ type: 'AliasesObserved', data: { aliases: ['x'] }, schema_version: null, event_id: 'company-1337:7' });
-    expect(message.headers).toEqual({ [HEADERS.eventId]: 'company-1337:7', [HEADERS.type]: 'AliasesObserved' });
+    expect(message.headers).toEqual({
+      [HEADERS.eventId]: 'company-1337:7',
+      [HEADERS.type]: 'AliasesObserved',
+      ce_specversion: '1.0',
+      ce_id: 'company-1337:7',
+      ce_type: 'com.lookup-api.AliasesObserved',
+      ce_source: '/lookup-api/company',
+      ce_subject: 'company-1337',
+      ce_time: JSON.parse(message.value).recorded_at,
+      'content-type': 'application/json',
+    });
   });
 
   it('falls back to the stream as key when the key field is missing', () => {
@@ -97,7 +114,19 @@ describe('the message value and headers', () => {
       type: 'LookupCharged',
       'schema-version': '1',
       'request-id': 'req_01JTESTREQUEST00000000000',
+      ce_specversion: '1.0',
+      ce_id: `${event.stream}:3`,
+      ce_type: 'com.lookup-api.LookupCharged.v1',
+      ce_source: '/lookup-api/workspace',
+      ce_subject: event.stream,
+      ce_time: '2025-01-02T03:04:06.789Z',
+      'content-type': 'application/json',
     });
+  });
+
+  it('encodes a stream category that is not a plain word, so ce_source stays a URI reference', () => {
+    const event = recorded('LimitsChanged', 1, { type: 'Odd', stream: 'a b?c', data: {}, metadata: {} });
+    expect(toOutgoingMessage(event, topics).headers.ce_source).toBe('/lookup-api/a%20b%3Fc');
   });
 
   it('has no request-id header when no request caused the event', () => {

@@ -46,6 +46,23 @@ export const SAMPLE_DATA: { [T in EventType]?: { stream: string; data: EventData
     data: { kind: 'company', alias: 'company:nobody', code: 'not_found', reason: 'no_company', fetched_at: '2025-01-02T03:04:05.000Z' },
     requestId: req,
   },
+  MemberInvited: {
+    stream: `members-${ws}`,
+    data: {
+      workspace_id: ws, invitation_id: 'inv_01JTESTINVITATION000000000', email: 'ada@example.com', role: 'owner',
+      token_hash: 'c'.repeat(64), expires_at: '2025-01-09T03:04:05.000Z', actor: 'operator',
+    },
+  },
+  InvitationCancelled: { stream: `members-${ws}`, data: { workspace_id: ws, invitation_id: 'inv_01JTESTINVITATION000000000', actor: 'operator' } },
+  InvitationAccepted: {
+    stream: `members-${ws}`,
+    data: { workspace_id: ws, invitation_id: 'inv_01JTESTINVITATION000000000', member_id: 'mem_01JTESTMEMBER0000000000000', email: 'ada@example.com', role: 'owner', actor: 'mem_01JTESTMEMBER0000000000000' },
+  },
+  MemberRoleChanged: { stream: `members-${ws}`, data: { workspace_id: ws, member_id: 'mem_01JTESTMEMBER0000000000000', role: 'member', actor: 'operator' } },
+  MemberRemoved: { stream: `members-${ws}`, data: { workspace_id: ws, member_id: 'mem_01JTESTMEMBER0000000000000', actor: 'operator' } },
+  PasswordChanged: { stream: `members-${ws}`, data: { workspace_id: ws, member_id: 'mem_01JTESTMEMBER0000000000000', actor: 'mem_01JTESTMEMBER0000000000000' } },
+  ApiKeyRenamed: { stream: streams.apiKey(key), data: { key_id: key, workspace_id: ws, name: 'production', actor: 'mem_01JTESTMEMBER0000000000000' } },
+  ApiKeyCreatedBy: { stream: streams.apiKey(key), data: { key_id: key, workspace_id: ws, actor: 'mem_01JTESTMEMBER0000000000000' } },
 };
 
 let position = 0;

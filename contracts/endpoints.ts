@@ -1,0 +1,596 @@
+import { z } from 'zod';
+import type { ErrorCode } from './errors';
+import {
+  AdminPathParams,
+  AsyncApiDocumentResponse,
+  AuditResponse,
+  CacheEntryResponse,
+  CacheStatsResponse,
+  CompanyCacheRequest,
+  CompanyLookupRequest,
+  CompanyLookupResponse,
+  CreditsGrantRequest,
+  CreditsGrantResponse,
+  DomainCacheRequest,
+  DomainLookupRequest,
+  DomainLookupResponse,
+  ErrorsListResponse,
+  HealthResponse,
+  KeyCreatedResponse,
+  KeyCreateRequest,
+  KeyListResponse,
+  KeyRevokeResponse,
+  LedgerExportQuery,
+  LedgerExportResponse,
+  LedgerQuery,
+  LedgerResponse,
+  OpenApiDocumentResponse,
+  PersonCacheRequest,
+  PersonLookupRequest,
+  PersonLookupResponse,
+  PricingResponse,
+  ReadinessResponse,
+  SEARCH_LIMIT_MAX,
+  SearchRequest,
+  SearchResponse,
+  StatementQuery,
+  StatementResponse,
+  UsageExportQuery,
+  UsageExportResponse,
+  UsageQuery,
+  UsageResponse,
+  WorkspaceCreatedResponse,
+  WorkspaceCreateRequest,
+  WorkspacePatchRequest,
+  WorkspaceQuery,
+  WorkspaceResponse,
+  type PricedOperation,
+} from './http';
+
+/**
+ * The one route table. Route registration (services/api/routes/*), the OpenAPI document
+ * (openapi.ts), the endpoint table of `/docs` and the endpoint lists of `GET /v1/pricing` are all
+ * derived from it: adding an endpoint is one row here plus its handler.
+ */
+
+/** Which part of the API a route belongs to: decides auth, buckets and counting. */
+export type Area = 'lookup' | 'cache' | 'meta' | 'admin';
+export type Tag = 'Lookups' | 'Search' | 'Cache' | 'Meta' | 'Admin';
+
+export interface Endpoint {
+  /** The OpenAPI operationId, and the name a handler is registered under. */
+  id: string;
+  method: 'GET' | 'POST' | 'PATCH';
+  /** OpenAPI style: `{id}` for a path parameter. */
+  path: string;
+  area: Area;
+  tag: Tag;
+  summary: string;
+  description?: string;
+  params?: z.ZodType;
+  query?: z.ZodType;
+  body?: z.ZodType;
+  /** The body of the success answer; `html` for the human documentation pages. */
+  answer: z.ZodType | 'html';
+  /** What the success answer is, in the OpenAPI document (default: the summary). */
+  answerDescription?: string;
+  status: 200 | 201;
+  /** Every error code the endpoint may answer, in the order the OpenAPI examples list them. */
+  errors: readonly ErrorCode[];
+  /** The operations it is billed as (by the reference it is given); none: free. */
+  priced?: readonly PricedOperation[];
+  /** Takes an Idempotency-Key: its 200 and 404 answers are stored and replayed. */
+  idempotent: boolean;
+  /** Its line in the endpoint table of `/docs`; absent: not listed there. */
+  docs?: string;
+  /** False for a page reached from `/docs`, which pricing lists once as `GET /docs`. */
+  pricingListed?: false;
+  /**
+   * True: draws on no rate-limit bucket and has no RateLimit headers. For the readiness probe: a
+   * load balancer probing often from one address must not be throttled into "not ready", nor be
+   * refused by the Redis whose absence it is there to report.
+   */
+  unmetered?: true;
+}
+
+const LOOKUP_ERRORS = [
+  'invalid_request',
+  'unauthorized',
+  'insufficient_credits',
+  'not_found',
+  'idempotency_key_in_use',
+  'idempotency_key_reused',
+  'rate_limited',
+  'concurrency_limited',
+  'internal_error',
+  'upstream_error',
+  'parse_error',
+  'blocked',
+  'source_rate_limited',
+  'no_capacity',
+  'timeout',
+  'service_unavailable',
+] as const satisfies readonly ErrorCode[];
+
+/** Search answers like a lookup (Idempotency-Key included) but has no not-found. */
+const SEARCH_ERRORS = LOOKUP_ERRORS.filter((code) => code !== 'not_found');
+const CACHE_ERRORS = ['invalid_request', 'unauthorized', 'rate_limited', 'internal_error', 'service_unavailable'] as const satisfies readonly ErrorCode[];
+const META_ERRORS = ['rate_limited', 'internal_error', 'service_unavailable'] as const satisfies readonly ErrorCode[];
+const ADMIN_ERRORS = ['invalid_request', 'unauthorized', 'internal_error', 'service_unavailable'] as const satisfies readonly ErrorCode[];
+const ADMIN_ID_ERRORS = [...ADMIN_ERRORS, 'not_found'] as const satisfies readonly ErrorCode[];
+
+const CACHE_DESCRIPTION = 'Free of charge. Says what the cache holds for the reference; never returns the profile itself.';
+const html = 'html' as const;
+
+export const ENDPOINTS = [
+  // ---------- Lookups (charged) ----------
+  {
+    id: 'lookupCompany',
+    method: 'POST',
+    path: '/v1/company',
+    area: 'lookup',
+    tag: 'Lookups',
+    summary: 'Look up a company by any company reference',
+    description:
+      'Accepts a company page URL in any variant or case, a slug, an old slug, a numeric id or a URN. A definitive not-found costs 1 credit (free from the cache).',
+    body: CompanyLookupRequest,
+    answer: CompanyLookupResponse,
+    answerDescription: 'The profile, from the cache or fetched live.',
+    status: 200,
+    errors: [...LOOKUP_ERRORS, 'invalid_company_reference', 'unresolvable_id'],
+    priced: ['company'],
+    idempotent: true,
+    docs: 'Company by URL, slug, old slug, numeric id or URN: {"url": …, "max_age"?: …}',
+  },
+  {
+    id: 'lookupDomain',
+    method: 'POST',
+    path: '/v1/domain',
+    area: 'lookup',
+    tag: 'Lookups',
+    summary: 'Look up a company by website domain',
+    description:
+      'Any page or subdomain of a site is the same lookup (its registrable domain). `meta.resolved` says which domain was resolved and whether the company website confirms it. A definitive not-found costs 4 credits (free from the cache).',
+    body: DomainLookupRequest,
+    answer: DomainLookupResponse,
+    answerDescription: 'The profile, from the cache or fetched live.',
+    status: 200,
+    errors: [...LOOKUP_ERRORS, 'invalid_domain'],
+    priced: ['domain'],
+    idempotent: true,
+    docs: 'Company by website domain: {"domain": …, "max_age"?: …}',
+  },
+  {
+    id: 'lookupPerson',
+    method: 'POST',
+    path: '/v1/person',
+    area: 'lookup',
+    tag: 'Lookups',
+    summary: 'Look up a person by profile URL or name',
+    description:
+      "A profile URL (`/in/<id>`) or the person's name. Member ids (prefix `ACoAA`) are rejected. `meta.content_hash` covers `data`: an unchanged profile keeps its hash.",
+    body: PersonLookupRequest,
+    answer: PersonLookupResponse,
+    answerDescription: 'The profile, from the cache or fetched live.',
+    status: 200,
+    errors: [...LOOKUP_ERRORS, 'invalid_person_reference'],
+    priced: ['person_url', 'person_name'],
+    idempotent: true,
+    docs: 'Person by profile URL or name: {"url": …, "max_age"?: …}',
+  },
+  {
+    id: 'search',
+    method: 'POST',
+    path: '/v1/search',
+    area: 'lookup',
+    tag: 'Search',
+    summary: 'Web search results as JSON',
+    description:
+      'Web search results for `query`, at most `limit` (default 10), served from the cache when fresh enough (`max_age`). 1 credit; accepts `Idempotency-Key` like the lookups.',
+    body: SearchRequest,
+    answer: SearchResponse,
+    answerDescription: 'The search results.',
+    status: 200,
+    errors: SEARCH_ERRORS,
+    priced: ['search'],
+    idempotent: true,
+    docs: `Web search results: {"query": …, "limit"?: 1–${SEARCH_LIMIT_MAX}, "max_age"?: …}`,
+  },
+  // ---------- Cache (free) ----------
+  {
+    id: 'cacheCompany',
+    method: 'POST',
+    path: '/v1/cache/company',
+    area: 'cache',
+    tag: 'Cache',
+    summary: 'What the cache holds for a company reference',
+    description: CACHE_DESCRIPTION,
+    body: CompanyCacheRequest,
+    answer: CacheEntryResponse,
+    answerDescription: 'What the cache holds.',
+    status: 200,
+    errors: [...CACHE_ERRORS, 'invalid_company_reference'],
+    idempotent: false,
+    docs: 'What the cache holds for a company (free)',
+  },
+  {
+    id: 'cacheDomain',
+    method: 'POST',
+    path: '/v1/cache/domain',
+    area: 'cache',
+    tag: 'Cache',
+    summary: 'What the cache holds for a website domain',
+    description: CACHE_DESCRIPTION,
+    body: DomainCacheRequest,
+    answer: CacheEntryResponse,
+    answerDescription: 'What the cache holds.',
+    status: 200,
+    errors: [...CACHE_ERRORS, 'invalid_domain'],
+    idempotent: false,
+    docs: 'What the cache holds for a domain (free)',
+  },
+  {
+    id: 'cachePerson',
+    method: 'POST',
+    path: '/v1/cache/person',
+    area: 'cache',
+    tag: 'Cache',
+    summary: 'What the cache holds for a person reference',
+    description: CACHE_DESCRIPTION,
+    body: PersonCacheRequest,
+    answer: CacheEntryResponse,
+    answerDescription: 'What the cache holds.',
+    status: 200,
+    errors: [...CACHE_ERRORS, 'invalid_person_reference'],
+    idempotent: false,
+    docs: 'What the cache holds for a person (free)',
+  },
+  {
+    id: 'cacheStats',
+    method: 'GET',
+    path: '/v1/cache/stats',
+    area: 'cache',
+    tag: 'Cache',
+    summary: 'Cache entry counts',
+    description: 'Free of charge.',
+    answer: CacheStatsResponse,
+    answerDescription: 'Entry counts.',
+    status: 200,
+    errors: ['unauthorized', 'rate_limited', 'internal_error'],
+    idempotent: false,
+    docs: 'Cache entry counts (free)',
+  },
+  // ---------- Meta (public) ----------
+  {
+    id: 'health',
+    method: 'GET',
+    path: '/v1/health',
+    area: 'meta',
+    tag: 'Meta',
+    summary: 'Service health',
+    description:
+      '`ok`, or 503 `degraded` when the database does not answer. Public, on the per-IP bucket.',
+    answer: HealthResponse,
+    status: 200,
+    errors: META_ERRORS,
+    idempotent: false,
+    docs: 'Service health (public)',
+  },
+  {
+    id: 'ready',
+    method: 'GET',
+    path: '/v1/health/ready',
+    area: 'meta',
+    tag: 'Meta',
+    summary: 'Readiness: whether this instance can take calls now',
+    description:
+      'The database answers and takes writes, Redis answers (when configured), and the usage projection and the Kafka relay are within the configured lag of the event log. When a check fails the answer is 503 with this same body, `status: degraded`, each failing check named in `failures`.',
+    answer: ReadinessResponse,
+    answerDescription: 'Every check passed.',
+    status: 200,
+    // Unmetered, so never rate_limited; a failing check is this answer with 503, not an error. A
+    // request the server cannot read (a malformed header) is invalid_request, as on any path.
+    errors: ['invalid_request', 'internal_error'],
+    idempotent: false,
+    docs: 'Readiness of the instance: database writable, Redis, subscription lag (public)',
+    unmetered: true,
+  },
+  {
+    id: 'pricing',
+    method: 'GET',
+    path: '/v1/pricing',
+    area: 'meta',
+    tag: 'Meta',
+    summary: 'Prices per operation, in credits',
+    description:
+      'The price of each charged operation (success and definitive not-found), the free areas and the billing rules. Public.',
+    answer: PricingResponse,
+    status: 200,
+    errors: META_ERRORS,
+    idempotent: false,
+    docs: 'Prices per operation (public)',
+  },
+  {
+    id: 'openapi',
+    method: 'GET',
+    path: '/v1/openapi.json',
+    area: 'meta',
+    tag: 'Meta',
+    summary: 'This OpenAPI document',
+    description:
+      'The OpenAPI 3.1 description of every public operation, its fields, headers, examples and errors. Public.',
+    answer: OpenApiDocumentResponse,
+    status: 200,
+    errors: META_ERRORS,
+    idempotent: false,
+    docs: 'OpenAPI 3.1 description (public)',
+  },
+  {
+    id: 'errors',
+    method: 'GET',
+    path: '/v1/errors',
+    area: 'meta',
+    tag: 'Meta',
+    summary: 'The error catalogue',
+    description: 'Every error code with its HTTP status, type, retry flag and billing rule.',
+    answer: ErrorsListResponse,
+    status: 200,
+    errors: META_ERRORS,
+    idempotent: false,
+    docs: 'Error catalogue as JSON (public)',
+  },
+  {
+    id: 'asyncapi',
+    method: 'GET',
+    path: '/v1/asyncapi.json',
+    area: 'meta',
+    tag: 'Meta',
+    summary: 'The AsyncAPI 3.0 description of the Kafka event topics',
+    description: 'Every topic of the event stream (docs/events.md): channels, keys, CloudEvents headers and message schemas.',
+    answer: AsyncApiDocumentResponse,
+    status: 200,
+    errors: META_ERRORS,
+    idempotent: false,
+    docs: 'AsyncAPI 3.0 description of the Kafka event topics (public)',
+  },
+  {
+    id: 'docs',
+    method: 'GET',
+    path: '/docs',
+    area: 'meta',
+    tag: 'Meta',
+    summary: 'The human documentation',
+    answer: html,
+    status: 200,
+    errors: META_ERRORS,
+    idempotent: false,
+  },
+  {
+    id: 'docsErrors',
+    method: 'GET',
+    path: '/docs/errors',
+    area: 'meta',
+    tag: 'Meta',
+    summary: 'The error reference, one anchor per code',
+    answer: html,
+    status: 200,
+    errors: META_ERRORS,
+    idempotent: false,
+    pricingListed: false,
+  },
+  // ---------- Admin API (ADMIN_TOKEN; not in the public documents) ----------
+  {
+    id: 'adminCreateWorkspace',
+    method: 'POST',
+    path: '/admin/v1/workspaces',
+    area: 'admin',
+    tag: 'Admin',
+    summary: 'Create a workspace',
+    body: WorkspaceCreateRequest,
+    answer: WorkspaceCreatedResponse,
+    status: 201,
+    errors: ADMIN_ERRORS,
+    idempotent: false,
+  },
+  {
+    id: 'adminGetWorkspace',
+    method: 'GET',
+    path: '/admin/v1/workspaces/{id}',
+    area: 'admin',
+    tag: 'Admin',
+    summary: 'A workspace (as it stood at `as_of`, when given)',
+    params: AdminPathParams,
+    query: WorkspaceQuery,
+    answer: WorkspaceResponse,
+    status: 200,
+    errors: ADMIN_ID_ERRORS,
+    idempotent: false,
+  },
+  {
+    id: 'adminPatchWorkspace',
+    method: 'PATCH',
+    path: '/admin/v1/workspaces/{id}',
+    area: 'admin',
+    tag: 'Admin',
+    summary: "Change a workspace's limits",
+    params: AdminPathParams,
+    body: WorkspacePatchRequest,
+    answer: WorkspaceResponse,
+    status: 200,
+    errors: ADMIN_ID_ERRORS,
+    idempotent: false,
+  },
+  {
+    id: 'adminGrantCredits',
+    method: 'POST',
+    path: '/admin/v1/workspaces/{id}/credits',
+    area: 'admin',
+    tag: 'Admin',
+    summary: 'Grant credits',
+    params: AdminPathParams,
+    body: CreditsGrantRequest,
+    answer: CreditsGrantResponse,
+    status: 201,
+    errors: ADMIN_ID_ERRORS,
+    idempotent: false,
+  },
+  {
+    id: 'adminCreateKey',
+    method: 'POST',
+    path: '/admin/v1/workspaces/{id}/keys',
+    area: 'admin',
+    tag: 'Admin',
+    summary: 'Create an API key (the key is shown only in this answer)',
+    params: AdminPathParams,
+    body: KeyCreateRequest,
+    answer: KeyCreatedResponse,
+    status: 201,
+    errors: ADMIN_ID_ERRORS,
+    idempotent: false,
+  },
+  {
+    id: 'adminListKeys',
+    method: 'GET',
+    path: '/admin/v1/workspaces/{id}/keys',
+    area: 'admin',
+    tag: 'Admin',
+    summary: "A workspace's API keys",
+    params: AdminPathParams,
+    answer: KeyListResponse,
+    status: 200,
+    errors: ADMIN_ID_ERRORS,
+    idempotent: false,
+  },
+  {
+    id: 'adminRevokeKey',
+    method: 'POST',
+    path: '/admin/v1/keys/{id}/revoke',
+    area: 'admin',
+    tag: 'Admin',
+    summary: 'Revoke an API key',
+    params: AdminPathParams,
+    answer: KeyRevokeResponse,
+    status: 200,
+    errors: ADMIN_ID_ERRORS,
+    idempotent: false,
+  },
+  {
+    id: 'adminUsage',
+    method: 'GET',
+    path: '/admin/v1/workspaces/{id}/usage',
+    area: 'admin',
+    tag: 'Admin',
+    summary: 'Usage per day, key and operation',
+    params: AdminPathParams,
+    query: UsageQuery,
+    answer: UsageResponse,
+    status: 200,
+    errors: ADMIN_ID_ERRORS,
+    idempotent: false,
+  },
+  {
+    id: 'adminLedger',
+    method: 'GET',
+    path: '/admin/v1/workspaces/{id}/ledger',
+    area: 'admin',
+    tag: 'Admin',
+    summary: "A workspace's ledger, paged (as it stood at `as_of`, when given)",
+    params: AdminPathParams,
+    query: LedgerQuery,
+    answer: LedgerResponse,
+    status: 200,
+    errors: ADMIN_ID_ERRORS,
+    idempotent: false,
+  },
+  {
+    id: 'adminStatement',
+    method: 'GET',
+    path: '/admin/v1/workspaces/{id}/statement',
+    area: 'admin',
+    tag: 'Admin',
+    summary: "A workspace's statement of a period [from, to); `format=csv`: its ledger entries",
+    params: AdminPathParams,
+    query: StatementQuery,
+    answer: StatementResponse,
+    status: 200,
+    errors: ADMIN_ID_ERRORS,
+    idempotent: false,
+  },
+  {
+    id: 'adminLedgerExport',
+    method: 'GET',
+    path: '/admin/v1/ledger',
+    area: 'admin',
+    tag: 'Admin',
+    summary: 'Every workspace\'s ledger entries recorded in [from, to), paged (exports)',
+    query: LedgerExportQuery,
+    answer: LedgerExportResponse,
+    status: 200,
+    errors: ADMIN_ERRORS,
+    idempotent: false,
+  },
+  {
+    id: 'adminUsageExport',
+    method: 'GET',
+    path: '/admin/v1/usage',
+    area: 'admin',
+    tag: 'Admin',
+    summary: 'Every workspace\'s usage rows of the UTC days in [from, to) (exports)',
+    query: UsageExportQuery,
+    answer: UsageExportResponse,
+    status: 200,
+    errors: ADMIN_ERRORS,
+    idempotent: false,
+  },
+  {
+    id: 'adminAudit',
+    method: 'POST',
+    path: '/admin/v1/audit',
+    area: 'admin',
+    tag: 'Admin',
+    summary: 'Replay the whole log against the projections',
+    answer: AuditResponse,
+    status: 200,
+    errors: ADMIN_ERRORS,
+    idempotent: false,
+  },
+  {
+    id: 'adminRelay',
+    method: 'GET',
+    path: '/admin/v1/relay',
+    area: 'admin',
+    tag: 'Admin',
+    summary: 'Kafka relay lag, when the relay runs in this process',
+    answer: z.record(z.string(), z.unknown()),
+    status: 200,
+    errors: ADMIN_ERRORS,
+    idempotent: false,
+  },
+] as const satisfies readonly Endpoint[];
+
+export type EndpointRow = (typeof ENDPOINTS)[number];
+export type EndpointId = EndpointRow['id'];
+export type EndpointById<Id extends EndpointId> = Extract<EndpointRow, { id: Id }>;
+
+export function endpoint<Id extends EndpointId>(id: Id): EndpointById<Id> {
+  const found = ENDPOINTS.find((row) => row.id === id);
+  if (!found) throw new Error(`no endpoint ${id}`);
+  return found as EndpointById<Id>;
+}
+
+/** The endpoints of the public documents (OpenAPI, `/docs`): every JSON endpoint outside the admin API. */
+export function publicJsonEndpoints(): Endpoint[] {
+  return ENDPOINTS.filter((row: Endpoint) => row.area !== 'admin' && row.answer !== 'html');
+}
+
+/** `METHOD /path` of each endpoint of a free area, as `GET /v1/pricing` lists them. */
+export function freeAreaEndpoints(area: 'cache' | 'meta'): string[] {
+  return ENDPOINTS.filter((row: Endpoint) => row.area === area && row.pricingListed !== false).map((row) => `${row.method} ${row.path}`);
+}
+
+/** The endpoint a priced operation is called at. */
+export function pricedEndpoint(operation: PricedOperation): Endpoint {
+  const found = ENDPOINTS.find((row: Endpoint) => row.priced?.includes(operation));
+  if (!found) throw new Error(`no endpoint is priced as ${operation}`);
+  return found;
+}

@@ -1,0 +1,184 @@
+/**
+ * The console's HTML: one shell per page, the page's static parts (forms, tables, filters) in the
+ * markup, filled by the one script (console.js) from the /console/v1 API. No inline script or
+ * style, so the pages run under a CSP that allows only this origin's files.
+ */
+
+export const CONSOLE_PAGES = ['signin', 'accept', 'overview', 'keys', 'usage', 'ledger', 'members', 'account'] as const;
+export type ConsolePage = (typeof CONSOLE_PAGES)[number];
+
+const TITLES: Record<ConsolePage, string> = {
+  signin: 'Sign in',
+  accept: 'Join a workspace',
+  overview: 'Overview',
+  keys: 'API keys',
+  usage: 'Usage',
+  ledger: 'Ledger',
+  members: 'Members',
+  account: 'Account',
+};
+
+const NAV: ConsolePage[] = ['overview', 'keys', 'usage', 'ledger', 'members', 'account'];
+
+export function renderPage(page: ConsolePage, assets: { js: string; css: string }): string {
+  const signedIn = page !== 'signin' && page !== 'accept';
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${TITLES[page]} · Lookup console</title>
+<link rel="stylesheet" href="${assets.css}">
+<script src="${assets.js}" defer></script>
+</head>
+<body data-page="${page}">
+<a class="skip" href="#main">Skip to content</a>
+<header class="top">
+  <a class="brand" href="/console/overview">Lookup console</a>
+  ${signedIn ? `<span class="workspace" id="workspace-name"></span>
+  <nav aria-label="Console">
+    <ul>${NAV.map((p) => `<li><a href="/console/${p}"${p === page ? ' aria-current="page"' : ''}${p === 'members' ? ' data-owner-only' : ''}>${TITLES[p]}</a></li>`).join('')}</ul>
+  </nav>
+  <span class="who" id="member-email"></span>
+  <button type="button" id="sign-out" class="secondary">Sign out</button>` : ''}
+</header>
+<main id="main" tabindex="-1">
+<h1>${TITLES[page]}</h1>
+<p id="status" role="status" aria-live="polite"></p>
+<p id="error" role="alert" class="error" hidden></p>
+${BODIES[page]}
+</main>
+</body>
+</html>
+`;
+}
+
+const dateFilters = `<label>From <input type="date" name="from"></label>
+  <label>To <input type="date" name="to"></label>`;
+
+const BODIES: Record<ConsolePage, string> = {
+  signin: `<form id="sign-in-form" class="card narrow">
+  <label>Email <input type="email" name="email" autocomplete="username" required></label>
+  <label>Password <input type="password" name="password" autocomplete="current-password" required></label>
+  <button type="submit">Sign in</button>
+</form>
+<p class="hint">New here? Follow the invitation link you were given.</p>`,
+
+  accept: `<p id="invitation-summary"></p>
+<form id="accept-form" class="card narrow" hidden>
+  <label>Email <input type="email" name="email" autocomplete="username" readonly></label>
+  <label>Choose a password (at least 12 characters)
+    <input type="password" name="password" autocomplete="new-password" minlength="12" required></label>
+  <label>Repeat it <input type="password" name="repeat" autocomplete="new-password" minlength="12" required></label>
+  <button type="submit">Set password and sign in</button>
+</form>`,
+
+  overview: `<section class="tiles" aria-label="Credits">
+  <div class="tile"><span class="label">Balance</span><span class="value" id="balance">–</span></div>
+  <div class="tile"><span class="label">Spent today</span><span class="value" id="spent-today">–</span></div>
+  <div class="tile"><span class="label">Spent this month</span><span class="value" id="spent-month">–</span></div>
+</section>
+<section class="card" aria-labelledby="chart-title">
+  <h2 id="chart-title">Last 30 days</h2>
+  <div class="chart-switch" role="group" aria-label="Measure">
+    <button type="button" data-measure="credits" aria-pressed="true">Credits</button>
+    <button type="button" data-measure="calls" aria-pressed="false">Calls</button>
+  </div>
+  <div id="chart" class="chart"></div>
+  <ul id="legend" class="legend"></ul>
+</section>
+<section class="card" aria-labelledby="errors-title">
+  <h2 id="errors-title">Last 10 errors</h2>
+  <div class="table-wrap"><table id="errors-table"><thead><tr><th scope="col">When (UTC)</th><th scope="col">Request</th><th scope="col">Key</th><th scope="col">Operation</th><th scope="col">Error</th></tr></thead><tbody></tbody></table></div>
+</section>`,
+
+  keys: `<section class="card">
+  <h2>Create a key</h2>
+  <form id="create-key-form" class="inline">
+    <label>Name <input type="text" name="name" maxlength="200" placeholder="e.g. production"></label>
+    <button type="submit">Create key</button>
+  </form>
+  <div id="new-key" class="new-key" hidden>
+    <p class="warning"><strong>Copy this key now.</strong> It is shown only this once; we keep only a hash of it.</p>
+    <div class="secret"><code id="new-key-value"></code> <button type="button" id="copy-key">Copy</button></div>
+    <button type="button" id="dismiss-key" class="secondary">I have stored it</button>
+  </div>
+</section>
+<section class="card">
+  <h2>Keys</h2>
+  <div class="table-wrap"><table id="keys-table"><thead><tr><th scope="col">Name</th><th scope="col">Prefix</th><th scope="col">Created</th><th scope="col">Created by</th><th scope="col">Last used</th><th scope="col">Revoked</th><th scope="col">Actions</th></tr></thead><tbody></tbody></table></div>
+</section>
+<dialog id="revoke-dialog" aria-labelledby="revoke-title">
+  <form method="dialog">
+    <h2 id="revoke-title">Revoke this key?</h2>
+    <p id="revoke-text"></p>
+    <div class="actions"><button value="cancel" class="secondary">Cancel</button> <button value="confirm" class="danger" id="revoke-confirm">Revoke</button></div>
+  </form>
+</dialog>
+<dialog id="rename-dialog" aria-labelledby="rename-title">
+  <form method="dialog" id="rename-form">
+    <h2 id="rename-title">Rename key</h2>
+    <label>Name <input type="text" name="name" maxlength="200"></label>
+    <div class="actions"><button value="cancel" class="secondary" formnovalidate>Cancel</button> <button value="confirm">Save</button></div>
+  </form>
+</dialog>`,
+
+  usage: `<form id="usage-filters" class="card inline">
+  <label>Key <select name="key_id"><option value="">All keys</option></select></label>
+  <label>Operation <select name="operation"><option value="">All operations</option>
+    <option>company</option><option>domain</option><option>person_url</option><option>person_name</option><option>search</option></select></label>
+  ${dateFilters}
+  <button type="submit">Apply</button>
+</form>
+<section class="card" aria-labelledby="usage-chart-title">
+  <h2 id="usage-chart-title">Credits per day</h2>
+  <div id="chart" class="chart"></div>
+  <ul id="legend" class="legend"></ul>
+</section>
+<section class="card">
+  <div class="table-wrap"><table id="usage-table"><thead><tr><th scope="col">Day</th><th scope="col">Key</th><th scope="col">Operation</th><th scope="col" class="num">Calls</th><th scope="col" class="num">Charged</th><th scope="col" class="num">Refunded</th><th scope="col" class="num">Errors</th></tr></thead><tbody></tbody><tfoot></tfoot></table></div>
+</section>`,
+
+  ledger: `<form id="ledger-search" class="card inline" role="search">
+  <label>Request id <input type="search" name="request_id" placeholder="req_…"></label>
+  <button type="submit">Search</button>
+</form>
+<section class="card">
+  <div class="table-wrap"><table id="ledger-table"><thead><tr><th scope="col" class="num">Position</th><th scope="col">When (UTC)</th><th scope="col">Type</th><th scope="col">Request</th><th scope="col">Key</th><th scope="col" class="num">Credits</th><th scope="col" class="num">Balance after</th></tr></thead><tbody></tbody></table></div>
+  <div class="actions"><button type="button" id="ledger-first" class="secondary">First page</button> <button type="button" id="ledger-next">Next page</button></div>
+</section>
+<form id="ledger-csv" class="card inline">
+  <h2>Download CSV</h2>
+  ${dateFilters}
+  <button type="submit">Download</button>
+</form>`,
+
+  members: `<section class="card">
+  <h2>Invite someone</h2>
+  <form id="invite-form" class="inline">
+    <label>Email <input type="email" name="email" required></label>
+    <label>Role <select name="role"><option value="member">member</option><option value="owner">owner</option></select></label>
+    <button type="submit">Invite</button>
+  </form>
+  <div id="invite-link" class="new-key" hidden>
+    <p>Send this one-time link to the person (valid 7 days, works once):</p>
+    <div class="secret"><code id="invite-link-value"></code> <button type="button" id="copy-link">Copy</button></div>
+  </div>
+</section>
+<section class="card">
+  <h2>Members</h2>
+  <div class="table-wrap"><table id="members-table"><thead><tr><th scope="col">Email</th><th scope="col">Role</th><th scope="col">Joined</th><th scope="col">Actions</th></tr></thead><tbody></tbody></table></div>
+</section>
+<section class="card">
+  <h2>Pending invitations</h2>
+  <div class="table-wrap"><table id="invitations-table"><thead><tr><th scope="col">Email</th><th scope="col">Role</th><th scope="col">Expires</th><th scope="col">Actions</th></tr></thead><tbody></tbody></table></div>
+</section>`,
+
+  account: `<form id="password-form" class="card narrow">
+  <h2>Change password</h2>
+  <label>Current password <input type="password" name="current_password" autocomplete="current-password" required></label>
+  <label>New password (at least 12 characters) <input type="password" name="new_password" autocomplete="new-password" minlength="12" required></label>
+  <button type="submit">Change password</button>
+  <p class="hint">Every other session of yours ends.</p>
+</form>`,
+};

@@ -1,0 +1,375 @@
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import type { z } from 'zod';
+import {
+  AcceptInvitationRequest,
+  ConsoleKeyCreateRequest,
+  ConsoleKeyRenameRequest,
+  ConsoleLedgerCsvQuery,
+  ConsoleLedgerQuery,
+  ConsoleUsageQuery,
+  CSRF_HEADER,
+  InvitationCreateRequest,
+  InvitationLookupQuery,
+  MemberPatchRequest,
+  PasswordChangeRequest,
+  SESSION_COOKIE,
+  SignInRequest,
+} from '../../contracts/console';
+import { ANONYMOUS_RATE_LIMITED, ApiError } from '../../contracts/errors';
+import { AdminPathParams } from '../../contracts/http';
+import { parseValue } from '../../contracts/validation';
+import type { AppDeps } from '../api/deps';
+import { readJson, validated } from '../api/http/request-body';
+import { DEPS_PLUGIN } from '../api/plugins/deps';
+import { publicBaseUrl } from '../api/public-url';
+import { UnknownKeyError, UnknownWorkspaceError } from '../ledger/ledger';
+import {
+  Members,
+  MembershipRefusedError,
+  PasswordRuleError,
+  SignInThrottledError,
+  WrongCredentialsError,
+  type SessionMember,
+} from '../members/members';
+import { addDays, overviewFrom, overviewOf, toCsv, utcDay } from '../members/overview';
+import { csrfTokenMatches, csrfTokenOf, originAllowed, SECRET_PATTERN, SESSION_MAX_MS, type Actor, type Refusal } from '../members/rules';
+import { CONSOLE_PAGES, renderPage, type ConsolePage } from './pages';
+
+/**
+ * The workspace console: pages and assets under `/console`, its JSON API under `/console/v1`
+ * (session cookie; every POST/PATCH/DELETE also needs the session's CSRF token and a same-origin
+ * `Origin`), and the operator's invitation endpoint under `/admin/v1`. No API key is read here.
+ */
+/** Console pages and calls per client address and minute. */
+export const CONSOLE_RATE_PER_MINUTE = 600;
+
+const jsonBody = <T>(req: FastifyRequest, schema: z.ZodType<T>): T => validated(schema, readJson(req, schema));
+
+export const consoleRoutes = fp(async (app) => registerConsole(app, app.deps), { name: 'routes-console', dependencies: [DEPS_PLUGIN] });
+
+function registerConsole(app: FastifyInstance, deps: AppDeps) {
+  const members = new Members(deps.store, deps.ledger, deps.authenticator);
+  const assets = loadAssets();
+  const config = { area: 'console' as const };
+
+  app.register(async (scope) => {
+    scope.addHook('onRequest', async (req, reply) => {
+      // Balances, keys at creation, members: no cache along the way may keep any of it.
+      reply.header('Cache-Control', 'no-store');
+      reply.header('Referrer-Policy', 'no-referrer');
+      if (req.routeOptions.config?.area !== 'console') return;
+      // A bucket of its own per client address: a person clicking through pages (each a few
+      // calls) must not drain, nor be drained by, the Meta area's 120/min. Passwords have their
+      // own, much stricter, throttle.
+      const decision = await deps.rateLimiter.take(`console:${req.ip}`, CONSOLE_RATE_PER_MINUTE);
+      reply.header('RateLimit-Limit', decision.limit).header('RateLimit-Remaining', decision.remaining).header('RateLimit-Reset', decision.resetSeconds);
+      if (!decision.allowed) throw new ApiError('rate_limited', { retryAfterSeconds: decision.retryAfterSeconds, message: ANONYMOUS_RATE_LIMITED });
+    });
+    scope.setErrorHandler((error) => {
+      throw toConsoleApiError(error);
+    });
+
+    // ---------- pages and assets ----------
+
+    for (const page of CONSOLE_PAGES) {
+      const path = page === 'signin' ? '/console' : `/console/${page}`;
+      scope.get(path, { config }, async (_req, reply) => sendPage(reply, page, assets));
+    }
+    scope.get('/console/', { config }, async (_req, reply) => reply.redirect('/console', 302));
+    scope.get('/console/assets/:name', { config }, async (req, reply) => {
+      const asset = assets.byName.get((req.params as { name: string }).name);
+      if (!asset) throw new ApiError('route_not_found', { message: 'No endpoint exists at this method and path.' });
+      // Versioned URLs (`?v=<content hash>`, as the pages link them) never change: cached for good.
+      const versioned = (req.query as { v?: string }).v === asset.version;
+      reply.header('Cache-Control', versioned ? 'public, max-age=31536000, immutable' : 'no-cache');
+      return reply.type(asset.type).send(asset.body);
+    });
+
+    // ---------- sign-in, invitations, session ----------
+
+    scope.post('/console/v1/session', { config }, async (req, reply) => {
+      refuseForeignOrigin(req);
+      const body = jsonBody(req, SignInRequest);
+      const signedIn = await members.signIn(body.email, body.password, req.ip);
+      return startSession(req, reply, signedIn.sessionId, signedIn.member, 200);
+    });
+
+    scope.get('/console/v1/session', { config }, async (req) => {
+      const { member, sessionId } = await signedIn(req);
+      return sessionAnswer(member, sessionId);
+    });
+
+    scope.delete('/console/v1/session', { config }, async (req, reply) => {
+      const { member } = await changing(req);
+      await members.signOut(member);
+      clearCookie(req, reply);
+      return reply.status(204).send();
+    });
+
+    scope.get('/console/v1/invitations/preview', { config }, async (req) => {
+      const q = query(req, InvitationLookupQuery);
+      return members.describeInvitation(q.token);
+    });
+
+    scope.post('/console/v1/invitations/accept', { config }, async (req, reply) => {
+      refuseForeignOrigin(req);
+      const body = jsonBody(req, AcceptInvitationRequest);
+      const accepted = await members.acceptInvitation(body.token, body.password);
+      return startSession(req, reply, accepted.sessionId, accepted.member, 200);
+    });
+
+    scope.post('/console/v1/password', { config }, async (req, reply) => {
+      const { member } = await changing(req);
+      const body = jsonBody(req, PasswordChangeRequest);
+      const sessionId = await members.changePassword(member, body.current_password, body.new_password);
+      return startSession(req, reply, sessionId, member, 200);
+    });
+
+    // ---------- numbers: the admin API's own queries ----------
+
+    scope.get('/console/v1/overview', { config }, async (req) => {
+      const { member } = await signedIn(req);
+      const today = utcDay(new Date());
+      const ws = await deps.ledger.getWorkspace(member.workspaceId);
+      if (!ws) throw new UnknownWorkspaceError(member.workspaceId);
+      const rows = await deps.ledger.usage(member.workspaceId, { from: overviewFrom(today), to: today });
+      const overview = overviewOf(rows, today);
+      return { balance: Number(ws.balance), ...overview, recent_errors: await members.recentErrors(member.workspaceId) };
+    });
+
+    scope.get('/console/v1/keys', { config }, async (req) => {
+      const { member } = await signedIn(req);
+      const [keys, creators] = await Promise.all([deps.ledger.listKeys(member.workspaceId), members.keyCreators(member.workspaceId)]);
+      return { data: keys.map((k) => ({ ...k, created_by: creators.get(k.id) ?? null })) };
+    });
+
+    scope.post('/console/v1/keys', { config }, async (req, reply) => {
+      const { member } = await changing(req);
+      const body = jsonBody(req, ConsoleKeyCreateRequest);
+      return reply.status(201).send(await members.createKey(member, body.name));
+    });
+
+    scope.patch('/console/v1/keys/:id', { config }, async (req) => {
+      const { member } = await changing(req);
+      const id = pathId(req);
+      const body = jsonBody(req, ConsoleKeyRenameRequest);
+      await members.renameKey(member, id, body.name);
+      const creators = await members.keyCreators(member.workspaceId);
+      const key = (await deps.ledger.listKeys(member.workspaceId)).find((k) => k.id === id)!;
+      return { ...key, created_by: creators.get(id) ?? null };
+    });
+
+    scope.post('/console/v1/keys/:id/revoke', { config }, async (req) => {
+      const { member } = await changing(req);
+      return members.revokeKey(member, pathId(req));
+    });
+
+    scope.get('/console/v1/usage', { config }, async (req) => {
+      const { member } = await signedIn(req);
+      const q = query(req, ConsoleUsageQuery);
+      if (q.key_id !== undefined) await members.requireKeyOf(member.workspaceId, q.key_id);
+      const rows = await deps.ledger.usage(member.workspaceId, { keyId: q.key_id, from: q.from, to: q.to });
+      return { data: q.operation === undefined ? rows : rows.filter((r) => r.operation === q.operation) };
+    });
+
+    scope.get('/console/v1/ledger', { config }, async (req) => {
+      const { member } = await signedIn(req);
+      const q = query(req, ConsoleLedgerQuery);
+      return deps.ledger.ledgerEntries(member.workspaceId, { requestId: q.request_id, after: q.after, limit: q.limit });
+    });
+
+    scope.get('/console/v1/ledger.csv', { config }, async (req, reply) => {
+      const { member } = await signedIn(req);
+      const q = query(req, ConsoleLedgerCsvQuery);
+      if (q.to < q.from) throw new ApiError('invalid_request', { details: [{ field: 'to', issue: 'too_small', message: '`to` is before `from`.' }] });
+      const entries = await members.ledgerBetween(member.workspaceId, new Date(`${q.from}T00:00:00Z`), new Date(`${addDays(q.to, 1)}T00:00:00Z`));
+      const csv = toCsv(
+        ['position', 'recorded_at', 'type', 'request_id', 'key_id', 'credits', 'balance_after'],
+        entries.map((e) => [e.position, e.recorded_at, e.type, e.request_id, e.key_id, e.credits, e.balance_after]),
+      );
+      reply.header('Content-Disposition', `attachment; filename="ledger-${member.workspaceId}-${q.from}-${q.to}.csv"`);
+      return reply.type('text/csv; charset=utf-8').send(csv);
+    });
+
+    // ---------- members (owners) ----------
+
+    scope.get('/console/v1/members', { config }, async (req) => {
+      const { member } = await signedIn(req);
+      requireOwner(member);
+      return members.listMembers(member.workspaceId);
+    });
+
+    scope.post('/console/v1/invitations', { config }, async (req, reply) => {
+      const { member } = await changing(req);
+      requireOwner(member);
+      const body = jsonBody(req, InvitationCreateRequest);
+      const invitation = await members.invite(member.workspaceId, actorOf(member), body);
+      return reply.status(201).send(invitationAnswer(req, invitation));
+    });
+
+    scope.delete('/console/v1/invitations/:id', { config }, async (req, reply) => {
+      const { member } = await changing(req);
+      await members.cancelInvitation(member.workspaceId, actorOf(member), pathId(req));
+      return reply.status(204).send();
+    });
+
+    scope.patch('/console/v1/members/:id', { config }, async (req, reply) => {
+      const { member } = await changing(req);
+      const body = jsonBody(req, MemberPatchRequest);
+      await members.changeRole(member.workspaceId, actorOf(member), pathId(req), body.role);
+      return reply.status(204).send();
+    });
+
+    scope.delete('/console/v1/members/:id', { config }, async (req, reply) => {
+      const { member } = await changing(req);
+      await members.remove(member.workspaceId, actorOf(member), pathId(req));
+      return reply.status(204).send();
+    });
+
+    // ---------- the operator invites the first member ----------
+
+    scope.post('/admin/v1/workspaces/:id/invitations', { config: { area: 'admin' as const } }, async (req, reply) => {
+      const body = jsonBody(req, InvitationCreateRequest);
+      const invitation = await members.invite(pathId(req), { kind: 'operator' }, body);
+      return reply.status(201).send(invitationAnswer(req, invitation));
+    });
+  });
+
+  function invitationAnswer(req: FastifyRequest, inv: { invitation_id: string; email: string; role: string; expires_at: string; token: string }) {
+    const link = `${publicBaseUrl(deps.config, req)}/console/accept?token=${inv.token}`;
+    return { invitation_id: inv.invitation_id, email: inv.email, role: inv.role, expires_at: inv.expires_at, link };
+  }
+
+  /** The signed-in member, or 401. */
+  async function signedIn(req: FastifyRequest): Promise<{ member: SessionMember; sessionId: string }> {
+    const sessionId = readCookie(req.headers.cookie, SESSION_COOKIE);
+    const member = sessionId !== undefined && SECRET_PATTERN.test(sessionId) ? await members.session(sessionId) : null;
+    if (!member) throw new ApiError('unauthorized', { message: 'Not signed in, or the session has ended.' });
+    return { member, sessionId: sessionId! };
+  }
+
+  /** A signed-in member's state-changing call: same origin, with the session's CSRF token. */
+  async function changing(req: FastifyRequest) {
+    const session = await signedIn(req);
+    refuseForeignOrigin(req);
+    const sent = req.headers[CSRF_HEADER.toLowerCase()];
+    if (!csrfTokenMatches(session.sessionId, typeof sent === 'string' ? sent : undefined)) {
+      throw new ApiError('forbidden', { message: `The ${CSRF_HEADER} header is missing or not this session's.`, reason: 'csrf' });
+    }
+    return session;
+  }
+
+  async function sessionAnswer(member: SessionMember, sessionId: string) {
+    const ws = await deps.ledger.getWorkspace(member.workspaceId);
+    return {
+      member: { id: member.memberId, email: member.email, role: member.role },
+      workspace: { id: member.workspaceId, name: ws?.name ?? member.workspaceId },
+      csrf_token: csrfTokenOf(sessionId),
+    };
+  }
+
+  async function startSession(req: FastifyRequest, reply: FastifyReply, sessionId: string, member: SessionMember, status: number) {
+    const secure = req.protocol === 'https' ? '; Secure' : '';
+    reply.header('Set-Cookie', `${SESSION_COOKIE}=${sessionId}; Path=/console; HttpOnly; SameSite=Lax; Max-Age=${SESSION_MAX_MS / 1000}${secure}`);
+    return reply.status(status).send(await sessionAnswer(member, sessionId));
+  }
+}
+
+function clearCookie(req: FastifyRequest, reply: FastifyReply) {
+  const secure = req.protocol === 'https' ? '; Secure' : '';
+  reply.header('Set-Cookie', `${SESSION_COOKIE}=; Path=/console; HttpOnly; SameSite=Lax; Max-Age=0${secure}`);
+}
+
+function refuseForeignOrigin(req: FastifyRequest) {
+  const origin = req.headers.origin;
+  if (!originAllowed(typeof origin === 'string' ? origin : undefined, req.headers.host)) {
+    throw new ApiError('forbidden', { message: 'The request comes from a page of another origin.', reason: 'csrf' });
+  }
+}
+
+const requireOwner = (member: SessionMember) => {
+  if (member.role !== 'owner') throw new ApiError('forbidden', { message: 'Only an owner of the workspace may manage its members.', reason: 'not_owner' });
+};
+
+const actorOf = (member: SessionMember): Actor => ({ kind: 'member', memberId: member.memberId, role: member.role });
+
+export function readCookie(header: string | undefined, name: string): string | undefined {
+  if (!header) return undefined;
+  for (const part of header.split(';')) {
+    const eq = part.indexOf('=');
+    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
+  }
+  return undefined;
+}
+
+function pathId(req: FastifyRequest): string {
+  const parsed = parseValue(AdminPathParams, { ...(req.params as object) });
+  if (!parsed.ok) throw new ApiError('invalid_request', { message: 'The id in the path is not a valid id.', details: parsed.details });
+  return parsed.value.id;
+}
+
+function query<T>(req: FastifyRequest, schema: z.ZodType<T>): T {
+  const parsed = parseValue(schema, { ...(req.query as object) });
+  if (!parsed.ok) throw new ApiError('invalid_request', { message: 'The query string does not match the schema.', details: parsed.details });
+  return parsed.value;
+}
+
+const REFUSALS: Record<Refusal, () => ApiError> = {
+  not_owner: () => new ApiError('forbidden', { message: 'Only an owner of the workspace may manage its members.', reason: 'not_owner' }),
+  last_owner: () => new ApiError('invalid_request', { message: 'The workspace must keep at least one owner.', reason: 'last_owner' }),
+  already_member: () => new ApiError('invalid_request', { message: 'This email is already a member of the workspace.', reason: 'already_member' }),
+  email_taken: () => new ApiError('invalid_request', { message: 'This email is a member of another workspace.', reason: 'email_taken' }),
+  no_member: () => new ApiError('not_found', { message: 'No such member in this workspace.', reason: 'no_member' }),
+  invitation_unknown: () => new ApiError('not_found', { message: 'This invitation link is not valid.', reason: 'no_invitation' }),
+  invitation_used: () => new ApiError('invalid_request', { message: 'This invitation link has already been used.', reason: 'invitation_used' }),
+  invitation_expired: () => new ApiError('invalid_request', { message: 'This invitation link has expired. Ask for a new one.', reason: 'invitation_expired' }),
+  invitation_cancelled: () => new ApiError('invalid_request', { message: 'This invitation was cancelled.', reason: 'invitation_cancelled' }),
+};
+
+function toConsoleApiError(error: unknown): unknown {
+  if (error instanceof MembershipRefusedError) return REFUSALS[error.refusal]();
+  if (error instanceof WrongCredentialsError) return new ApiError('unauthorized', { message: error.message === 'wrong email or password' ? 'The email or the password is wrong.' : 'The current password is wrong.' });
+  if (error instanceof SignInThrottledError) {
+    return new ApiError('rate_limited', {
+      message: error.locked ? 'Too many failed sign-ins: locked for a while.' : 'Too many failed sign-ins: wait before the next attempt.',
+      retryAfterSeconds: error.retryAfterSeconds,
+      reason: error.locked ? 'sign_in_locked' : 'sign_in_slowed',
+    });
+  }
+  if (error instanceof PasswordRuleError) return new ApiError('invalid_request', { details: [{ field: 'password', issue: 'too_small', message: error.message }] });
+  if (error instanceof UnknownKeyError) return new ApiError('not_found', { message: 'No such key in this workspace.', reason: 'no_key' });
+  if (error instanceof UnknownWorkspaceError) return new ApiError('not_found', { message: error.message, reason: 'no_workspace' });
+  return error;
+}
+
+// ---------- pages ----------
+
+interface Asset {
+  body: Buffer;
+  type: string;
+  version: string;
+}
+
+function loadAssets() {
+  const byName = new Map<string, Asset>();
+  for (const [name, type] of [
+    ['console.js', 'text/javascript; charset=utf-8'],
+    ['console.css', 'text/css; charset=utf-8'],
+  ] as const) {
+    const body = readFileSync(new URL(`./assets/${name}`, import.meta.url));
+    byName.set(name, { body, type, version: createHash('sha256').update(body).digest('hex').slice(0, 12) });
+  }
+  return { byName, js: `/console/assets/console.js?v=${byName.get('console.js')!.version}`, css: `/console/assets/console.css?v=${byName.get('console.css')!.version}` };
+}
+
+/** Loads only this origin's script and style; no inline code, no framing. */
+const PAGE_CSP = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+
+function sendPage(reply: FastifyReply, page: ConsolePage, assets: { js: string; css: string }) {
+  reply.header('Content-Security-Policy', PAGE_CSP);
+  reply.header('X-Frame-Options', 'DENY');
+  return reply.type('text/html; charset=utf-8').send(renderPage(page, assets));
+}

@@ -1,0 +1,53 @@
+import { newEvent, streams } from '../../contracts/events';
+import { RATE_LIMIT_PER_MINUTE_DEFAULT } from '../../contracts/http';
+import { newKeyId } from '../common/ids';
+import type { EventStore } from '../eventstore/event-store';
+import type { NewEvent } from '../eventstore/types';
+import { UnknownWorkspaceError } from '../ledger/errors';
+import { generateApiKey, hashApiKey, keyDisplayPrefix } from './key-material';
+
+export interface CreateKeyCommand {
+  keyId: string;
+  workspaceId: string;
+  /** The secret itself: only its hash goes into the event. */
+  key: string;
+  name?: string;
+  rateLimitPerMinute?: number;
+}
+
+export interface CreatedKey {
+  id: string;
+  key: string;
+  prefix: string;
+  name: string | null;
+  rate_limit_per_minute: number;
+  created_at: string;
+}
+
+/** A key of an existing workspace; the secret never reaches the log, its hash and display prefix do. */
+export function decideCreateKey(workspaceExists: boolean, cmd: CreateKeyCommand): NewEvent[] {
+  if (!workspaceExists) throw new UnknownWorkspaceError(cmd.workspaceId);
+  return [
+    newEvent('ApiKeyCreated', {
+      key_id: cmd.keyId,
+      workspace_id: cmd.workspaceId,
+      name: cmd.name ?? null,
+      prefix: keyDisplayPrefix(cmd.key),
+      key_hash: hashApiKey(cmd.key),
+      rate_limit_per_minute: cmd.rateLimitPerMinute ?? RATE_LIMIT_PER_MINUTE_DEFAULT,
+    }),
+  ];
+}
+
+/** A new key with a fresh secret, shown once in the answer. `workspaceExists` is the caller's read. */
+export async function createKey(
+  store: EventStore,
+  workspaceExists: boolean,
+  input: { workspaceId: string; name?: string; rateLimitPerMinute?: number },
+): Promise<CreatedKey> {
+  const cmd = { ...input, keyId: newKeyId(), key: generateApiKey() };
+  const events = decideCreateKey(workspaceExists, cmd);
+  const [recorded] = await store.append(streams.apiKey(cmd.keyId), events, 'no_stream');
+  const data = events[0]!.data as { prefix: string; name: string | null; rate_limit_per_minute: number };
+  return { id: cmd.keyId, key: cmd.key, prefix: data.prefix, name: data.name, rate_limit_per_minute: data.rate_limit_per_minute, created_at: recorded!.recordedAt.toISOString() };
+}

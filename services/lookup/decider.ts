@@ -1,0 +1,143 @@
+import { contentHash, inCanonicalOrder } from '../../contracts/content-hash';
+import type { ErrorCode } from '../../contracts/errors';
+import { newEvent, streams, type EventData, type Operation } from '../../contracts/events';
+import type { SettleCommand } from '../ledger/ledger';
+import { chargeForOutcome, refundOwed, successPrice } from '../ledger/pricing';
+import { ageSeconds, cacheDecision, type CacheDecision } from './freshness';
+
+/**
+ * What a lookup does, decided without I/O (decisions.md "Prices", service-spec.md "Billing
+ * rules"): given what the cache holds and what the source answered, which charge, which
+ * settlement, which events and which answer or error. The lookup service does the reading and
+ * writing around these two decisions.
+ */
+
+export interface LookupAnswer {
+  data: Record<string, unknown>;
+  contentHash: string;
+  cache: { status: CacheDecision; age_seconds: number; fetched_at: string };
+  resolved?: { domain: string; confirmed: boolean };
+}
+
+/** One lookup as asked: what it is billed as and where its answer is cached. */
+export interface LookupAsked {
+  operation: Operation;
+  /** The cache alias of the reference asked. */
+  alias: string;
+  kind: 'company' | 'person' | 'search';
+  /** `error.reason` of a not-found for this kind of reference. */
+  notFoundReason: string;
+}
+
+export type NotFoundCode = 'not_found' | 'unresolvable_id';
+
+/** What the cache holds for an alias. */
+export type CachedEntry =
+  | { kind: 'profile'; data: Record<string, unknown>; contentHash: string; fetchedAt: Date }
+  | { kind: 'not_found'; code: NotFoundCode | null; reason: string | null; fetchedAt: Date };
+
+/** What the live fetch came back with. */
+export type SourceOutcome =
+  | { kind: 'found'; entity: string; entityKind: 'company' | 'person' | 'search'; stream: string; data: Record<string, unknown>; aliases: string[] }
+  | { kind: 'not_found'; code: NotFoundCode }
+  | { kind: 'failure'; code: ErrorCode; retryAfterSeconds?: number; message?: string };
+
+/** The `LookupCompleted` of the call, less who made it. */
+export type Completed = SettleCommand['completed'];
+
+/** An error answer, to be raised with the call's billing. */
+export interface LookupErrorAnswer {
+  code: ErrorCode;
+  reason?: string;
+  retryAfterSeconds?: number;
+  message?: string;
+}
+
+export type CacheVerdict =
+  /** Served from the cache, charged like a live lookup; the completion commits with the charge. */
+  | { kind: 'hit'; charge: number; completed: Completed; answer: LookupAnswer }
+  /** A cached not-found: free, recorded as uncharged. */
+  | { kind: 'cached_not_found'; completed: Completed; error: LookupErrorAnswer }
+  /** Fetched live: the success price is charged up front, settled once the source answers. */
+  | { kind: 'fetch'; status: 'MISS' | 'REFRESH'; charge: number };
+
+/** Settles a charge made up front: what the fetch stored, what goes back, how the call completed. */
+export type Settlement = Pick<SettleCommand, 'entityEvents' | 'refund' | 'completed'>;
+
+export type FetchVerdict = { settlement: Settlement; answer: LookupAnswer } | { settlement: Settlement; error: LookupErrorAnswer };
+
+export function decideFromCache(given: { asked: LookupAsked; cached: CachedEntry | undefined; maxAge: number; now: Date }): CacheVerdict {
+  const { asked, cached, maxAge, now } = given;
+  if (cached === undefined) return { kind: 'fetch', status: 'MISS', charge: successPrice(asked.operation) };
+  const status = cacheDecision({ fetchedAt: cached.fetchedAt }, maxAge, now);
+  if (status !== 'HIT') return { kind: 'fetch', status, charge: successPrice(asked.operation) };
+
+  if (cached.kind === 'not_found') {
+    return {
+      kind: 'cached_not_found',
+      completed: { outcome: 'not_found', cache_status: 'HIT', credits_charged: chargeForOutcome(asked.operation, 'not_found', true), error_code: cached.code },
+      error: { code: cached.code ?? 'not_found', reason: cached.reason ?? asked.notFoundReason },
+    };
+  }
+  const price = chargeForOutcome(asked.operation, 'success', true);
+  return {
+    kind: 'hit',
+    charge: price,
+    completed: { outcome: 'success', cache_status: 'HIT', credits_charged: price, error_code: null },
+    answer: {
+      data: cached.data,
+      contentHash: cached.contentHash,
+      cache: { status: 'HIT', age_seconds: ageSeconds(cached.fetchedAt, now), fetched_at: cached.fetchedAt.toISOString() },
+    },
+  };
+}
+
+export function decideFetched(given: {
+  asked: LookupAsked;
+  status: 'MISS' | 'REFRESH';
+  /** Credits charged up front (the success price). */
+  charged: number;
+  outcome: SourceOutcome;
+  fetchedAt: Date;
+  requestId: string;
+}): FetchVerdict {
+  const { asked, status, charged, outcome, fetchedAt, requestId } = given;
+  const fetched_at = fetchedAt.toISOString();
+
+  if (outcome.kind === 'found') {
+    const hash = contentHash(outcome.data);
+    const profile: EventData<'ProfileFetched'> = { entity: outcome.entity, kind: outcome.entityKind, data: outcome.data, content_hash: hash, fetched_at, aliases: outcome.aliases };
+    return {
+      settlement: {
+        entityEvents: [{ stream: outcome.stream, event: newEvent('ProfileFetched', profile, requestId) }],
+        completed: { outcome: 'success', cache_status: status, credits_charged: chargeForOutcome(asked.operation, 'success', false), error_code: null },
+      },
+      answer: { data: inCanonicalOrder(outcome.data), contentHash: hash, cache: { status, age_seconds: 0, fetched_at } },
+    };
+  }
+
+  if (outcome.kind === 'not_found') {
+    const reason = outcome.code === 'unresolvable_id' ? 'no_public_page' : asked.notFoundReason;
+    const notFound: EventData<'ProfileNotFound'> = { kind: asked.kind === 'person' ? 'person' : 'company', alias: asked.alias, code: outcome.code, reason, fetched_at };
+    return {
+      settlement: {
+        entityEvents: [{ stream: streams.notFound(asked.alias), event: newEvent('ProfileNotFound', notFound, requestId) }],
+        refund: { owed: refundOwed(charged, 'not_found', asked.operation), cause: 'not_found_price' },
+        completed: { outcome: 'not_found', cache_status: status, credits_charged: chargeForOutcome(asked.operation, 'not_found', false), error_code: outcome.code },
+      },
+      error: { code: outcome.code, reason },
+    };
+  }
+
+  return {
+    settlement: {
+      refund: { owed: refundOwed(charged, 'failure', asked.operation), cause: outcome.code },
+      completed: { outcome: 'error', cache_status: status, credits_charged: chargeForOutcome(asked.operation, 'failure', false), error_code: outcome.code },
+    },
+    error: {
+      code: outcome.code,
+      ...(outcome.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: outcome.retryAfterSeconds }),
+      ...(outcome.message === undefined ? {} : { message: outcome.message }),
+    },
+  };
+}

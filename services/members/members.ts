@@ -1,0 +1,409 @@
+import { ulid } from 'ulid';
+import { newEvent, streams } from '../../contracts/events';
+import type { EventStore } from '../eventstore/event-store';
+import type { SqlExecutor } from '../eventstore/sql';
+import { WrongExpectedVersionError, type NewEvent } from '../eventstore/types';
+import { UnknownKeyError, UnknownWorkspaceError, type Ledger } from '../ledger/ledger';
+import { decoyHash, hashPassword, verifyPassword } from './passwords';
+import {
+  actorName,
+  afterFailedSignIn,
+  decideAccept,
+  decideCancelInvitation,
+  decideInvite,
+  decideRemove,
+  decideRoleChange,
+  decideSignInAttempt,
+  newSecret,
+  newSessionTimes,
+  normalizeEmail,
+  passwordProblem,
+  sessionNeedsTouch,
+  sessionState,
+  sha256Hex,
+  type ActiveMember,
+  type Actor,
+  type Decision,
+  type FailureRecord,
+  type Invitation,
+  type Refusal,
+  type Role,
+} from './rules';
+
+/** Membership commands and sign-in for the console. Every membership change is an event. */
+
+export const membersStream = (workspaceId: string) => `members-${workspaceId}`;
+
+/** The unique index that keeps an email active in one workspace only refused a second member. */
+export function isActiveEmailConflict(err: unknown): boolean {
+  const e = err as { code?: string; constraint?: string; message?: string };
+  return e?.code === '23505' && `${e.constraint ?? ''} ${e.message ?? ''}`.includes('members_active_email');
+}
+
+export class MembershipRefusedError extends Error {
+  constructor(readonly refusal: Refusal) {
+    super(`membership change refused: ${refusal}`);
+  }
+}
+/** Email and password do not match an active member (which of the two is not said). */
+export class WrongCredentialsError extends Error {}
+export class SignInThrottledError extends Error {
+  constructor(
+    readonly retryAfterSeconds: number,
+    readonly locked: boolean,
+  ) {
+    super(locked ? 'sign-in locked' : 'sign-in slowed');
+  }
+}
+export class PasswordRuleError extends Error {}
+
+/** The signed-in member a session belongs to. */
+export interface SessionMember {
+  memberId: string;
+  workspaceId: string;
+  email: string;
+  role: Role;
+}
+
+export interface RevocationNotifier {
+  revoked(keyId: string): Promise<void>;
+}
+
+function unwrap<T>(decision: Decision<T>): T {
+  if (!decision.ok) throw new MembershipRefusedError(decision.refusal);
+  return decision.value;
+}
+
+const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
+
+export class Members {
+  constructor(
+    private readonly store: EventStore,
+    private readonly ledger: Ledger,
+    private readonly authenticator: RevocationNotifier,
+    private readonly clock: () => Date = () => new Date(),
+  ) {}
+
+  // ---------- membership ----------
+
+  /** A new invitation; the token is returned here only (its SHA-256 is what the log keeps). */
+  async invite(workspaceId: string, actor: Actor, input: { email: string; role: Role }) {
+    await this.requireWorkspace(workspaceId);
+    const token = newSecret();
+    const invitationId = `inv_${ulid()}`;
+    const { email, expiresAt } = await this.onMembers(workspaceId, async (tx, members) => {
+      const elsewhere = await activeElsewhere(tx, normalizeEmail(input.email), workspaceId);
+      const decided = unwrap(decideInvite(members, actor, { ...input, activeElsewhere: elsewhere }, this.clock()));
+      const event = newEvent('MemberInvited', {
+        workspace_id: workspaceId,
+        invitation_id: invitationId,
+        email: decided.email,
+        role: input.role,
+        token_hash: sha256Hex(token),
+        expires_at: decided.expiresAt.toISOString(),
+        actor: actorName(actor),
+      });
+      return { events: [event], result: decided };
+    });
+    return { invitation_id: invitationId, email, role: input.role, expires_at: expiresAt.toISOString(), token };
+  }
+
+  async cancelInvitation(workspaceId: string, actor: Actor, invitationId: string): Promise<void> {
+    await this.onMembers(workspaceId, async (tx) => {
+      const invitation = await invitationWhere(tx, 'invitation_id = $1 AND workspace_id = $2', [invitationId, workspaceId]);
+      unwrap(decideCancelInvitation(invitation, actor));
+      return { events: [newEvent('InvitationCancelled', { workspace_id: workspaceId, invitation_id: invitationId, actor: actorName(actor) })], result: undefined };
+    });
+  }
+
+  /** What an invitation link offers, before a password is chosen; refused like an acceptance would be. */
+  async describeInvitation(token: string) {
+    const invitation = await invitationWhere(this.store.sql, 'token_hash = $1', [sha256Hex(token)]);
+    const members = invitation ? await activeMembers(this.store.sql, invitation.workspaceId) : [];
+    const elsewhere = invitation ? await activeElsewhere(this.store.sql, invitation.email, invitation.workspaceId) : false;
+    const valid = unwrap(decideAccept(invitation, members, elsewhere, this.clock()));
+    const ws = await this.ledger.getWorkspace(valid.workspaceId);
+    return { email: valid.email, role: valid.role, workspace_name: ws?.name ?? valid.workspaceId, expires_at: valid.expiresAt.toISOString() };
+  }
+
+  /** The link followed with a password: the member exists from here on and is signed in. */
+  async acceptInvitation(token: string, password: string): Promise<{ sessionId: string; member: SessionMember }> {
+    const problem = passwordProblem(password);
+    if (problem) throw new PasswordRuleError(problem);
+    const invitation = await invitationWhere(this.store.sql, 'token_hash = $1', [sha256Hex(token)]);
+    if (!invitation) throw new MembershipRefusedError('invitation_unknown');
+    const passwordHash = await hashPassword(password);
+    const memberId = `mem_${ulid()}`;
+    const member = await this.onMembers(invitation.workspaceId, async (tx, members) => {
+      // Read again under the stream's version: a second use of the same link loses here.
+      const current = await invitationWhere(tx, 'invitation_id = $1', [invitation.invitationId]);
+      const elsewhere = await activeElsewhere(tx, invitation.email, invitation.workspaceId);
+      const valid = unwrap(decideAccept(current, members, elsewhere, this.clock()));
+      await tx.query('INSERT INTO member_credentials (member_id, password_hash, changed_at) VALUES ($1, $2, $3)', [memberId, passwordHash, this.clock()]);
+      const event = newEvent('InvitationAccepted', {
+        workspace_id: valid.workspaceId,
+        invitation_id: valid.invitationId,
+        member_id: memberId,
+        email: valid.email,
+        role: valid.role,
+        actor: memberId,
+      });
+      return { events: [event], result: { memberId, workspaceId: valid.workspaceId, email: valid.email, role: valid.role } };
+    }).catch((err: unknown) => {
+      // Two workspaces' invitations of one email accepted at the same moment: the second loses at
+      // the unique index, and is the same refusal as when it comes second.
+      if (isActiveEmailConflict(err)) throw new MembershipRefusedError('email_taken');
+      throw err;
+    });
+    return { sessionId: await this.createSession(memberId), member };
+  }
+
+  async changeRole(workspaceId: string, actor: Actor, memberId: string, role: Role): Promise<void> {
+    await this.onMembers(workspaceId, async (_tx, members) => {
+      const { changed } = unwrap(decideRoleChange(members, actor, memberId, role));
+      const events = changed ? [newEvent('MemberRoleChanged', { workspace_id: workspaceId, member_id: memberId, role, actor: actorName(actor) })] : [];
+      return { events, result: undefined };
+    });
+  }
+
+  /** Removes a member; every session of theirs ends in the same transaction. */
+  async remove(workspaceId: string, actor: Actor, memberId: string): Promise<void> {
+    await this.onMembers(workspaceId, async (tx, members) => {
+      unwrap(decideRemove(members, actor, memberId));
+      await tx.query('DELETE FROM console_sessions WHERE member_id = $1', [memberId]);
+      return { events: [newEvent('MemberRemoved', { workspace_id: workspaceId, member_id: memberId, actor: actorName(actor) })], result: undefined };
+    });
+  }
+
+  /** A new password ends every session of the member; the caller gets a fresh one. */
+  async changePassword(member: SessionMember, currentPassword: string, newPassword: string): Promise<string> {
+    const stored = await credentialsOf(this.store.sql, member.memberId);
+    if (!stored || !(await verifyPassword(currentPassword, stored))) throw new WrongCredentialsError('the current password is wrong');
+    const problem = passwordProblem(newPassword);
+    if (problem) throw new PasswordRuleError(problem);
+    const hash = await hashPassword(newPassword);
+    await this.store.transaction(async (tx) => {
+      await tx.sql.query('UPDATE member_credentials SET password_hash = $2, changed_at = $3 WHERE member_id = $1', [member.memberId, hash, this.clock()]);
+      await tx.sql.query('DELETE FROM console_sessions WHERE member_id = $1', [member.memberId]);
+      await tx.append(membersStream(member.workspaceId), [
+        newEvent('PasswordChanged', { workspace_id: member.workspaceId, member_id: member.memberId, actor: member.memberId }),
+      ]);
+    });
+    return this.createSession(member.memberId);
+  }
+
+  // ---------- sign-in and sessions ----------
+
+  /**
+   * Email and password, throttled per email and client address. The failure counts live in
+   * PostgreSQL (or PGlite), beside the members: every instance sees the same counts, they
+   * survive a restart, and the embedded default needs no Redis.
+   */
+  async signIn(emailInput: string, password: string, ip: string): Promise<{ sessionId: string; member: SessionMember }> {
+    const email = normalizeEmail(emailInput);
+    const record = await failureRecord(this.store.sql, email, ip);
+    const attempt = decideSignInAttempt(record, this.clock());
+    if (!attempt.allowed) throw new SignInThrottledError(attempt.retryAfterSeconds, attempt.locked);
+    const { rows } = await this.store.sql.query<{ member_id: string; workspace_id: string; role: Role; password_hash: string }>(
+      `SELECT m.member_id, m.workspace_id, m.role, c.password_hash FROM members m JOIN member_credentials c ON c.member_id = m.member_id
+        WHERE m.email = $1 AND m.removed_at IS NULL`,
+      [email],
+    );
+    const found = rows[0];
+    const matches = await verifyPassword(password, found?.password_hash ?? (await decoyHash()));
+    if (!found || !matches) {
+      await this.store.sql.transaction(async (tx) => {
+        const locked = await failureRecord(tx, email, ip, true);
+        const next = afterFailedSignIn(locked, this.clock());
+        await tx.query(
+          `INSERT INTO console_sign_in_failures (email, ip, failures, last_failure_at, locked_until) VALUES ($1, $2, $3, $4, $5)
+           ON CONFLICT (email, ip) DO UPDATE SET failures = EXCLUDED.failures, last_failure_at = EXCLUDED.last_failure_at, locked_until = EXCLUDED.locked_until`,
+          [email, ip, next.failures, next.lastFailureAt, next.lockedUntil],
+        );
+      });
+      throw new WrongCredentialsError('wrong email or password');
+    }
+    await this.store.sql.query('DELETE FROM console_sign_in_failures WHERE email = $1 AND ip = $2', [email, ip]);
+    const member = { memberId: found.member_id, workspaceId: found.workspace_id, email, role: found.role };
+    return { sessionId: await this.createSession(member.memberId), member };
+  }
+
+  private async createSession(memberId: string): Promise<string> {
+    const id = newSecret();
+    const t = newSessionTimes(this.clock());
+    await this.store.sql.query('INSERT INTO console_sessions (id_hash, member_id, created_at, last_seen_at, expires_at) VALUES ($1, $2, $3, $4, $5)', [
+      sha256Hex(id), memberId, t.createdAt, t.lastSeenAt, t.expiresAt,
+    ]);
+    return id;
+  }
+
+  /** The member behind a session id, or null (unknown, ended, expired, idle, member removed). */
+  async session(sessionId: string): Promise<SessionMember | null> {
+    const hash = sha256Hex(sessionId);
+    const { rows } = await this.store.sql.query<{ member_id: string; workspace_id: string; email: string; role: Role; created_at: Date; last_seen_at: Date; expires_at: Date }>(
+      `SELECT s.member_id, m.workspace_id, m.email, m.role, s.created_at, s.last_seen_at, s.expires_at
+         FROM console_sessions s JOIN members m ON m.member_id = s.member_id AND m.removed_at IS NULL
+        WHERE s.id_hash = $1`,
+      [hash],
+    );
+    const row = rows[0];
+    if (!row) return null;
+    const times = { createdAt: new Date(row.created_at), lastSeenAt: new Date(row.last_seen_at), expiresAt: new Date(row.expires_at) };
+    const now = this.clock();
+    if (sessionState(times, now) !== 'valid') {
+      await this.store.sql.query('DELETE FROM console_sessions WHERE id_hash = $1', [hash]);
+      return null;
+    }
+    if (sessionNeedsTouch(times, now)) await this.store.sql.query('UPDATE console_sessions SET last_seen_at = $2 WHERE id_hash = $1', [hash, now]);
+    return { memberId: row.member_id, workspaceId: row.workspace_id, email: row.email, role: row.role };
+  }
+
+  /** Sign-out: this member's sessions, every one of them, end. */
+  async signOut(member: SessionMember): Promise<void> {
+    await this.store.sql.query('DELETE FROM console_sessions WHERE member_id = $1', [member.memberId]);
+  }
+
+  // ---------- keys, through the Ledger: the same events as the admin API ----------
+
+  async createKey(member: SessionMember, name: string | undefined) {
+    const key = await this.ledger.createKey(member.workspaceId, { name });
+    await this.store.append(streams.apiKey(key.id), [newEvent('ApiKeyCreatedBy', { key_id: key.id, workspace_id: member.workspaceId, actor: member.memberId })], 1);
+    return { ...key, created_by: member.email };
+  }
+
+  async renameKey(member: SessionMember, keyId: string, name: string | null) {
+    await this.requireKeyOf(member.workspaceId, keyId);
+    await this.store.append(streams.apiKey(keyId), [newEvent('ApiKeyRenamed', { key_id: keyId, workspace_id: member.workspaceId, name, actor: member.memberId })]);
+  }
+
+  /** Revoked in the log, then marked for every instance (the authenticator's revocation marks). */
+  async revokeKey(member: SessionMember, keyId: string) {
+    await this.requireKeyOf(member.workspaceId, keyId);
+    const revoked = await this.ledger.revokeKey(keyId);
+    await this.authenticator.revoked(keyId);
+    return revoked;
+  }
+
+  async requireKeyOf(workspaceId: string, keyId: string): Promise<void> {
+    const { rows } = await this.store.sql.query('SELECT 1 FROM api_keys WHERE id = $1 AND workspace_id = $2', [keyId, workspaceId]);
+    if (rows.length === 0) throw new UnknownKeyError(keyId);
+  }
+
+  // ---------- reads ----------
+
+  async listMembers(workspaceId: string) {
+    const { rows: members } = await this.store.sql.query<{ member_id: string; email: string; role: Role; joined_at: Date }>(
+      'SELECT member_id, email, role, joined_at FROM members WHERE workspace_id = $1 AND removed_at IS NULL ORDER BY joined_at, member_id',
+      [workspaceId],
+    );
+    const { rows: invitations } = await this.store.sql.query<{ invitation_id: string; email: string; role: Role; invited_by: string; created_at: Date; expires_at: Date }>(
+      `SELECT invitation_id, email, role, invited_by, created_at, expires_at FROM invitations
+        WHERE workspace_id = $1 AND accepted_at IS NULL AND cancelled_at IS NULL AND expires_at > $2 ORDER BY created_at, invitation_id`,
+      [workspaceId, this.clock()],
+    );
+    return {
+      members: members.map((m) => ({ id: m.member_id, email: m.email, role: m.role, joined_at: iso(m.joined_at)! })),
+      invitations: invitations.map((i) => ({ id: i.invitation_id, email: i.email, role: i.role, invited_by: i.invited_by, created_at: iso(i.created_at)!, expires_at: iso(i.expires_at)! })),
+    };
+  }
+
+  /** Who created each console-made key: key id → email (removed members included). */
+  async keyCreators(workspaceId: string): Promise<Map<string, string>> {
+    const { rows } = await this.store.sql.query<{ key_id: string; email: string }>(
+      'SELECT c.key_id, m.email FROM api_key_creators c JOIN members m ON m.member_id = c.member_id WHERE c.workspace_id = $1',
+      [workspaceId],
+    );
+    return new Map(rows.map((r) => [r.key_id, r.email]));
+  }
+
+  async recentErrors(workspaceId: string, limit = 10) {
+    const { rows } = await this.store.sql.query<{ request_id: string; key_id: string; operation: string; error_code: string; recorded_at: Date }>(
+      'SELECT request_id, key_id, operation, error_code, recorded_at FROM console_errors WHERE workspace_id = $1 ORDER BY position DESC LIMIT $2',
+      [workspaceId, limit],
+    );
+    return rows.map((r) => ({ ...r, recorded_at: iso(r.recorded_at)! }));
+  }
+
+  /** Ledger lines recorded in [from, to), oldest first, for the CSV download. */
+  async ledgerBetween(workspaceId: string, from: Date, to: Date) {
+    await this.requireWorkspace(workspaceId);
+    const { rows } = await this.store.sql.query<{ position: number; type: string; request_id: string | null; key_id: string | null; credits: number; balance_after: number; recorded_at: Date }>(
+      `SELECT position, type, request_id, key_id, credits, balance_after, recorded_at FROM ledger_entries
+        WHERE workspace_id = $1 AND recorded_at >= $2 AND recorded_at < $3 ORDER BY position`,
+      [workspaceId, from, to],
+    );
+    return rows.map((r) => ({ ...r, position: Number(r.position), credits: Number(r.credits), balance_after: Number(r.balance_after), recorded_at: iso(r.recorded_at)! }));
+  }
+
+  private async requireWorkspace(id: string) {
+    if (!(await this.ledger.getWorkspace(id))) throw new UnknownWorkspaceError(id);
+  }
+
+  /**
+   * Reads the workspace's members at the stream's current version, decides, and appends at that
+   * version: two concurrent changes cannot both pass a rule such as "one owner stays". The loser
+   * decides again on the new state.
+   */
+  private async onMembers<T>(workspaceId: string, decide: (tx: SqlExecutor, members: ActiveMember[]) => Promise<{ events: NewEvent[]; result: T }>): Promise<T> {
+    const stream = membersStream(workspaceId);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.store.transaction(async (tx) => {
+          const { rows } = await tx.sql.query<{ version: number }>('SELECT version FROM streams WHERE stream = $1', [stream]);
+          const version = rows[0] ? Number(rows[0].version) : 'no_stream';
+          const { events, result } = await decide(tx.sql, await activeMembers(tx.sql, workspaceId));
+          if (events.length > 0) await tx.append(stream, events, version);
+          return result;
+        });
+      } catch (err) {
+        if (!(err instanceof WrongExpectedVersionError) || attempt >= 5) throw err;
+      }
+    }
+  }
+}
+
+async function activeMembers(executor: SqlExecutor, workspaceId: string): Promise<ActiveMember[]> {
+  const { rows } = await executor.query<{ member_id: string; email: string; role: Role }>(
+    'SELECT member_id, email, role FROM members WHERE workspace_id = $1 AND removed_at IS NULL',
+    [workspaceId],
+  );
+  return rows.map((r) => ({ memberId: r.member_id, email: r.email, role: r.role }));
+}
+
+async function activeElsewhere(executor: SqlExecutor, email: string, workspaceId: string): Promise<boolean> {
+  const { rows } = await executor.query('SELECT 1 FROM members WHERE email = $1 AND workspace_id <> $2 AND removed_at IS NULL', [email, workspaceId]);
+  return rows.length > 0;
+}
+
+async function invitationWhere(executor: SqlExecutor, where: string, params: unknown[]): Promise<Invitation | undefined> {
+  const { rows } = await executor.query<{ invitation_id: string; workspace_id: string; email: string; role: Role; expires_at: Date; accepted_at: Date | null; cancelled_at: Date | null }>(
+    `SELECT invitation_id, workspace_id, email, role, expires_at, accepted_at, cancelled_at FROM invitations WHERE ${where}`,
+    params,
+  );
+  const r = rows[0];
+  return (
+    r && {
+      invitationId: r.invitation_id,
+      workspaceId: r.workspace_id,
+      email: r.email,
+      role: r.role,
+      expiresAt: new Date(r.expires_at),
+      acceptedAt: r.accepted_at && new Date(r.accepted_at),
+      cancelledAt: r.cancelled_at && new Date(r.cancelled_at),
+    }
+  );
+}
+
+async function credentialsOf(executor: SqlExecutor, memberId: string): Promise<string | undefined> {
+  const { rows } = await executor.query<{ password_hash: string }>('SELECT password_hash FROM member_credentials WHERE member_id = $1', [memberId]);
+  return rows[0]?.password_hash;
+}
+
+async function failureRecord(executor: SqlExecutor, email: string, ip: string, forUpdate = false): Promise<FailureRecord | undefined> {
+  const { rows } = await executor.query<{ failures: number; last_failure_at: Date; locked_until: Date | null }>(
+    `SELECT failures, last_failure_at, locked_until FROM console_sign_in_failures WHERE email = $1 AND ip = $2${forUpdate ? ' FOR UPDATE' : ''}`,
+    [email, ip],
+  );
+  const r = rows[0];
+  return r && { failures: Number(r.failures), lastFailureAt: new Date(r.last_failure_at), lockedUntil: r.locked_until && new Date(r.locked_until) };
+}

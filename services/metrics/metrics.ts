@@ -1,0 +1,214 @@
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { RecordedEvent } from '../eventstore/types';
+import { DatabaseUnavailableError, isDatabaseUnreachable } from '../eventstore/unavailable';
+
+/**
+ * The Prometheus metrics of the process (GET /metrics, METRICS_PORT). One registry per process:
+ * the call sites are one line each and need nothing handed to them. Names are the contract of
+ * the Grafana dashboard (infra/grafana/lookup-api.json; a unit test checks every name it uses).
+ */
+export const registry = new Registry();
+collectDefaultMetrics({ register: registry });
+
+const PREFIX = 'lookup_api_';
+/** Seconds, from a cache hit (a few ms) to a live fetch at SOURCE_TIMEOUT_MS. */
+const LATENCY_BUCKETS = [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
+export const httpRequestDuration = new Histogram({
+  name: `${PREFIX}http_request_duration_seconds`,
+  help: 'HTTP requests by route pattern (unmatched: no route), method and status, in seconds',
+  labelNames: ['method', 'route', 'status'] as const,
+  buckets: LATENCY_BUCKETS,
+  registers: [registry],
+});
+
+/** The refusals that protect the service: load shedding, rate limits, concurrency slots. */
+const REFUSALS = { no_capacity: 'shed', rate_limited: 'rate_limited', concurrency_limited: 'concurrency_limited' } as const;
+export const requestsRefused = new Counter({
+  name: `${PREFIX}requests_refused_total`,
+  help: 'Requests refused before any work: shed (no_capacity), rate_limited, concurrency_limited',
+  labelNames: ['reason'] as const,
+  registers: [registry],
+});
+
+export const lookupsCompleted = new Counter({
+  name: `${PREFIX}lookups_total`,
+  help: 'Lookups recorded by this instance (LookupCompleted events), by operation, cache status (NONE: not served) and outcome (success, not_found or the error code)',
+  labelNames: ['operation', 'cache_status', 'outcome'] as const,
+  registers: [registry],
+});
+
+export const creditsCharged = new Counter({
+  name: `${PREFIX}credits_charged_total`,
+  help: 'Credits charged by this instance (LookupCharged events), by operation',
+  labelNames: ['operation'] as const,
+  registers: [registry],
+});
+
+export const creditsRefunded = new Counter({
+  name: `${PREFIX}credits_refunded_total`,
+  help: 'Credits refunded by this instance (LookupRefunded events), by operation',
+  labelNames: ['operation'] as const,
+  registers: [registry],
+});
+
+export const liveFetchDuration = new Histogram({
+  name: `${PREFIX}live_fetch_duration_seconds`,
+  help: 'Live fetches from the source, by call and result (found, not_found, unresolvable_id, failure), in seconds',
+  labelNames: ['call', 'result'] as const,
+  buckets: LATENCY_BUCKETS,
+  registers: [registry],
+});
+
+export const liveFetchFailures = new Counter({
+  name: `${PREFIX}live_fetch_failures_total`,
+  help: 'Live fetches that failed, by error code (timeout, upstream_error, parse_error, blocked, source_rate_limited, internal_error)',
+  labelNames: ['code'] as const,
+  registers: [registry],
+});
+
+export const writerBatchSize = new Histogram({
+  name: `${PREFIX}writer_batch_size`,
+  help: 'Jobs per group commit of the batching writer',
+  buckets: [1, 2, 4, 8, 16, 32, 64],
+  registers: [registry],
+});
+
+export const writerCommitDuration = new Histogram({
+  name: `${PREFIX}writer_commit_duration_seconds`,
+  help: 'Group commits of the batching writer, from BEGIN to COMMIT, in seconds',
+  labelNames: ['result'] as const,
+  buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5],
+  registers: [registry],
+});
+
+export const writerQueueDepth = new Gauge({
+  name: `${PREFIX}writer_queue_depth`,
+  help: 'Jobs waiting for the next group commit',
+  registers: [registry],
+});
+
+/** Read at scrape time from every source registered by a running server (registerLagSource). */
+const lagSources = new Map<string, () => Promise<number>>();
+// Registered, and read only through the registry.
+new Gauge({
+  name: `${PREFIX}subscription_lag_events`,
+  help: 'Events committed to the log and not yet processed, per subscription (usage projection, Kafka relay)',
+  labelNames: ['subscription'] as const,
+  registers: [registry],
+  async collect() {
+    this.reset();
+    await Promise.all(
+      [...lagSources].map(async ([subscription, read]) => {
+        // A database away leaves the gauge out of this scrape rather than failing the scrape.
+        const lag = await read().catch((err: unknown) => {
+          recordDatabaseError(err);
+          return undefined;
+        });
+        if (lag !== undefined) this.set({ subscription }, lag);
+      }),
+    );
+  },
+});
+
+export const relayPublishErrors = new Counter({
+  name: `${PREFIX}relay_publish_errors_total`,
+  help: 'Failed attempts of the Kafka relay to publish a batch',
+  registers: [registry],
+});
+
+export const databaseErrors = new Counter({
+  name: `${PREFIX}database_errors_total`,
+  help: 'Database errors, by SQLSTATE or `unavailable` (unreachable, connection lost)',
+  labelNames: ['code'] as const,
+  registers: [registry],
+});
+
+export const redisErrors = new Counter({
+  name: `${PREFIX}redis_errors_total`,
+  help: 'Errors of the Redis connection (each failed connect or lost connection)',
+  registers: [registry],
+});
+
+// ---------------------------------------------------------------- the call sites' functions
+
+/** One HTTP answer: its route pattern (null: no route matched), method, status and duration. */
+export function recordHttpRequest(method: string, route: string | undefined, status: number, seconds: number, errorCode?: string): void {
+  httpRequestDuration.observe({ method, route: route ?? 'unmatched', status: String(status) }, seconds);
+  const refusal = errorCode === undefined ? undefined : REFUSALS[errorCode as keyof typeof REFUSALS];
+  if (refusal) requestsRefused.inc({ reason: refusal });
+}
+
+/**
+ * Events this instance committed: the lookups and the money, counted from the log itself (so
+ * they match the ledger to the credit, refunds by the sweeper and the retrier included).
+ */
+export function recordCommittedEvents(events: readonly RecordedEvent[]): void {
+  for (const event of events) {
+    const data = event.data as { operation?: string; credits?: number; cache_status?: string | null; outcome?: string; error_code?: string | null };
+    if (event.type === 'LookupCharged') creditsCharged.inc({ operation: data.operation }, data.credits ?? 0);
+    else if (event.type === 'LookupRefunded') creditsRefunded.inc({ operation: data.operation }, data.credits ?? 0);
+    else if (event.type === 'LookupCompleted') {
+      const outcome = data.outcome === 'error' ? (data.error_code ?? 'error') : (data.outcome ?? 'unknown');
+      lookupsCompleted.inc({ operation: data.operation, cache_status: data.cache_status ?? 'NONE', outcome });
+    }
+  }
+}
+
+/** One live fetch; `failureCode` set when it failed. */
+export function recordLiveFetch(call: string, result: string, seconds: number, failureCode?: string): void {
+  liveFetchDuration.observe({ call, result }, seconds);
+  if (failureCode !== undefined) liveFetchFailures.inc({ code: failureCode });
+}
+
+/** A group commit of `size` jobs starts, `stillQueued` left waiting: returns the timing of its transaction. */
+export function startWriterBatch(size: number, stillQueued: number): <T>(commit: Promise<T>) => Promise<T> {
+  writerBatchSize.observe(size);
+  writerQueueDepth.set(stillQueued);
+  const end = writerCommitDuration.startTimer();
+  return (commit) =>
+    commit.then(
+      (value) => {
+        end({ result: 'committed' });
+        return value;
+      },
+      (err: unknown) => {
+        end({ result: 'failed' });
+        throw err;
+      },
+    );
+}
+
+/** The lag of a subscription, read at each scrape; returns the unregistering. */
+export function registerLagSource(subscription: string, eventsBehind: () => Promise<number>): () => void {
+  lagSources.set(subscription, eventsBehind);
+  return () => {
+    if (lagSources.get(subscription) === eventsBehind) lagSources.delete(subscription);
+  };
+}
+
+/** Each error counts once, however many layers pass it on (a DatabaseUnavailableError wraps its cause). */
+const countedDatabaseErrors = new WeakSet<object>();
+export function recordDatabaseError(err: unknown): void {
+  const root = err instanceof DatabaseUnavailableError ? err.cause : err;
+  if (typeof root === 'object' && root !== null) {
+    if (countedDatabaseErrors.has(root)) return;
+    countedDatabaseErrors.add(root);
+  }
+  const sqlState = (root as { code?: unknown } | null)?.code;
+  const code = isDatabaseUnreachable(root) ? 'unavailable' : typeof sqlState === 'string' && /^[0-9A-Z]{5}$/.test(sqlState) ? sqlState : 'other';
+  databaseErrors.inc({ code });
+}
+
+export function recordRedisError(): void {
+  redisErrors.inc();
+}
+
+export function recordRelayPublishError(): void {
+  relayPublishErrors.inc();
+}
+
+/** The text exposition of every metric, and its content type. */
+export async function scrape(): Promise<{ contentType: string; body: string }> {
+  return { contentType: registry.contentType, body: await registry.metrics() };
+}

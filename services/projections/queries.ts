@@ -1,0 +1,79 @@
+import type { SqlExecutor } from '../eventstore/sql';
+import { UnknownWorkspaceError } from '../ledger/errors';
+
+/** Read models of the admin API and the answer's meta: plain reads of the projection tables. */
+
+export interface Workspace {
+  id: string;
+  name: string;
+  balance: number;
+  max_concurrency: number;
+  created_at: string;
+}
+
+const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
+
+export async function getWorkspace(sql: SqlExecutor, id: string): Promise<Workspace | undefined> {
+  const { rows } = await sql.query<Omit<Workspace, 'created_at'> & { created_at: Date }>(
+    'SELECT id, name, balance, max_concurrency, created_at FROM workspaces WHERE id = $1',
+    [id],
+  );
+  const row = rows[0];
+  return row && { ...row, created_at: iso(row.created_at)! };
+}
+
+/** Throws UnknownWorkspaceError for no such workspace. */
+export async function requireWorkspace(sql: SqlExecutor, id: string): Promise<Workspace> {
+  const workspace = await getWorkspace(sql, id);
+  if (!workspace) throw new UnknownWorkspaceError(id);
+  return workspace;
+}
+
+/** Null for no such workspace. */
+export async function balance(sql: SqlExecutor, workspaceId: string): Promise<number | null> {
+  const { rows } = await sql.query<{ balance: number }>('SELECT balance FROM workspaces WHERE id = $1', [workspaceId]);
+  return rows[0]?.balance ?? null;
+}
+
+export async function listKeys(sql: SqlExecutor, workspaceId: string) {
+  await requireWorkspace(sql, workspaceId);
+  const { rows } = await sql.query<{ id: string; prefix: string; name: string | null; created_at: Date; last_used_at: Date | null; revoked_at: Date | null }>(
+    // The later of the last completed lookup (projected from the log) and the last authenticated
+    // request of any kind (key_last_seen, services/keys/key-use.ts); GREATEST skips a NULL.
+    `SELECT k.id, k.prefix, k.name, k.created_at, GREATEST(u.last_used_at, s.last_seen_at) AS last_used_at, k.revoked_at
+       FROM api_keys k LEFT JOIN key_last_used u ON u.key_id = k.id LEFT JOIN key_last_seen s ON s.key_id = k.id
+      WHERE k.workspace_id = $1 ORDER BY k.created_at, k.id`,
+    [workspaceId],
+  );
+  return rows.map((r) => ({ ...r, created_at: iso(r.created_at)!, last_used_at: iso(r.last_used_at), revoked_at: iso(r.revoked_at) }));
+}
+
+/** When a key was revoked; undefined for a key that does not exist or is not revoked. */
+export async function keyRevokedAt(sql: SqlExecutor, keyId: string): Promise<string | undefined> {
+  const { rows } = await sql.query<{ revoked_at: Date | null }>('SELECT revoked_at FROM api_keys WHERE id = $1', [keyId]);
+  return iso(rows[0]?.revoked_at ?? null) ?? undefined;
+}
+
+export async function ledgerEntries(sql: SqlExecutor, workspaceId: string, q: { requestId?: string; after?: number; limit: number }) {
+  await requireWorkspace(sql, workspaceId);
+  const { rows } = await sql.query<{ position: number; type: string; request_id: string | null; key_id: string | null; credits: number; balance_after: number; recorded_at: Date }>(
+    `SELECT position, type, request_id, key_id, credits, balance_after, recorded_at FROM ledger_entries
+      WHERE workspace_id = $1 AND ($2::text IS NULL OR request_id = $2) AND position > $3
+      ORDER BY position LIMIT $4`,
+    [workspaceId, q.requestId ?? null, q.after ?? 0, q.limit + 1],
+  );
+  const page = rows.slice(0, q.limit).map((r) => ({ ...r, recorded_at: iso(r.recorded_at)! }));
+  return { data: page, next: rows.length > q.limit ? page[page.length - 1]!.position : null };
+}
+
+export async function usage(sql: SqlExecutor, workspaceId: string, q: { keyId?: string; from?: string; to?: string }) {
+  await requireWorkspace(sql, workspaceId);
+  const { rows } = await sql.query<{ day: string | Date; key_id: string; operation: string; calls: number; credits_charged: number; credits_refunded: number; errors: number }>(
+    `SELECT day::text AS day, key_id, operation, calls, credits_charged, credits_refunded, errors FROM usage_daily
+      WHERE workspace_id = $1 AND ($2::text IS NULL OR key_id = $2)
+        AND ($3::date IS NULL OR day >= $3::date) AND ($4::date IS NULL OR day <= $4::date)
+      ORDER BY day, key_id, operation`,
+    [workspaceId, q.keyId ?? null, q.from ?? null, q.to ?? null],
+  );
+  return rows.map((r) => ({ ...r, day: String(r.day) }));
+}

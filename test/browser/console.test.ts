@@ -1,0 +1,443 @@
+// The workspace console in a real Chromium (playwright-core driving Debian's /usr/bin/chromium; no
+// browser download) against the service running in-process on a private PostgreSQL database.
+// One story from invitation to sign-out, then the refusals: CSRF, lockout, a link used twice,
+// and a member of one workspace reaching for another's ids.
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startServer, type RunningServer } from '../../services/api/server';
+import { loadConfig } from '../../services/config/config';
+import { run } from '../../services/console/cli';
+import { createTestDatabase, serverUrl, type TestDatabase } from '../support/servers';
+
+const CHROMIUM = '/usr/bin/chromium';
+const ADMIN_TOKEN = 'browser-admin-token-'.padEnd(40, 'x');
+const PASSWORD_OWNER = 'owner password 1234';
+const PASSWORD_MEMBER = 'member password 5678';
+/** Own Redis logical database: the console's per-IP bucket is not shared with other suites. */
+const REDIS_DATABASE = 8;
+
+function chromiumAvailable(): boolean {
+  if (existsSync(CHROMIUM)) return true;
+  if (process.env.CI === 'true') throw new Error(`test/browser/console.test.ts needs Chromium at ${CHROMIUM} under CI (.ci/run installs the chromium package)`);
+  console.warn(`\n!!! SKIPPING test/browser/console.test.ts: no Chromium at ${CHROMIUM} (apt-get install chromium) !!!\n`);
+  return false;
+}
+
+const available = chromiumAvailable() && serverUrl('postgres') !== undefined;
+
+describe.runIf(available)('the workspace console in Chromium', { timeout: 60_000 }, () => {
+  let database: TestDatabase;
+  let server: RunningServer;
+  let base: string;
+  let browser: Browser;
+  let dataDir: string;
+  const contexts: BrowserContext[] = [];
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    dataDir = mkdtempSync(join(tmpdir(), 'console-browser-'));
+    const env: Record<string, string> = {
+      PORT: '0',
+      ADMIN_TOKEN,
+      DATABASE_URL: database.url,
+      DATA_DIR: dataDir,
+      LOG_LEVEL: process.env.E2E_LOG_LEVEL ?? 'silent',
+      MAX_EVENT_LOOP_DELAY_MS: '60000',
+    };
+    const redis = process.env.REDIS_URL?.trim();
+    if (redis) {
+      const url = new URL(redis);
+      url.pathname = `/${REDIS_DATABASE}`;
+      env.REDIS_URL = url.toString();
+      // Per-IP buckets (the console's included) of a previous run start empty.
+      const client = new Redis(env.REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 });
+      await client.connect();
+      await client.flushdb();
+      client.disconnect();
+    }
+    server = await startServer(loadConfig(env));
+    base = server.url;
+    // launch() gives every run a fresh temporary profile (its own --user-data-dir).
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+  });
+
+  afterAll(async () => {
+    for (const c of contexts) await c.close().catch(() => undefined);
+    await browser?.close();
+    await server?.close();
+    await database?.drop();
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  // ---------- helpers ----------
+
+  async function admin(method: string, path: string, body?: unknown): Promise<any> {
+    const res = await fetch(base + path, {
+      method,
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const json: any = await res.json();
+    if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
+    return json;
+  }
+
+  /** `npm run admin -- member invite ...`, in process: the printed link. */
+  async function cliInvite(workspaceId: string, email: string, role?: string): Promise<string> {
+    let out = '';
+    const code = await run(['member', 'invite', workspaceId, email, ...(role ? ['--role', role] : []), '--url', base, '--token', ADMIN_TOKEN], {
+      env: {},
+      stdout: { write: (t: string) => (out += t) },
+      stderr: { write: () => true },
+    });
+    expect(code).toBe(0);
+    const link = /link\s+(\S+)/.exec(out)?.[1];
+    expect(link, out).toMatch(/\/console\/accept\?token=/);
+    return link!;
+  }
+
+  async function lookup(key: string, path: string, body: unknown) {
+    const res = await fetch(base + path, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const answer = (await res.json()) as { meta: { credits_charged: number } };
+    return { status: res.status, requestId: res.headers.get('x-request-id')!, charged: answer.meta.credits_charged };
+  }
+
+  async function newPage(viewport = { width: 1280, height: 800 }): Promise<Page> {
+    const context = await browser.newContext({ viewport });
+    contexts.push(context);
+    const page = await context.newPage();
+    page.setDefaultTimeout(20_000);
+    return page;
+  }
+
+  /** Navigates and waits until the script has filled the page (or shown why not). */
+  async function open(page: Page, path: string) {
+    await page.goto(base + path);
+    await page.waitForFunction(() => (globalThis as any).document.body.dataset.ready !== undefined);
+  }
+
+  async function acceptInvitation(page: Page, link: string, password: string) {
+    await open(page, new URL(link).pathname + new URL(link).search);
+    await page.getByLabel('Choose a password').fill(password);
+    await page.getByLabel('Repeat it').fill(password);
+    await page.getByRole('button', { name: 'Set password and sign in' }).click();
+    await page.waitForURL(`${base}/console/overview`);
+    await page.waitForFunction(() => (globalThis as any).document.body.dataset.ready === 'true');
+  }
+
+  /** A console API call from the page itself (its cookie, its origin). */
+  function inPage(page: Page, method: string, path: string, options: { body?: unknown; csrf?: boolean } = {}) {
+    return page.evaluate(
+      async ({ method, path, body, csrf }) => {
+        const headers: Record<string, string> = {};
+        if (body !== undefined) headers['content-type'] = 'application/json';
+        if (csrf) {
+          const session: any = await (await fetch('/console/v1/session')).json();
+          headers['x-csrf-token'] = session.csrf_token;
+        }
+        const res = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+        const text = await res.text();
+        return { status: res.status, body: (text ? JSON.parse(text) : null) as any };
+      },
+      { method, path, body: options.body, csrf: options.csrf ?? true },
+    );
+  }
+
+  async function waitForUsage(workspaceId: string, calls: number) {
+    for (;;) {
+      const { data } = await admin('GET', `/admin/v1/workspaces/${workspaceId}/usage`);
+      if (data.reduce((s: number, r: { calls: number }) => s + r.calls, 0) >= calls) return data;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+
+  const text = async (page: Page, selector: string) => (await page.locator(selector).textContent())!.trim();
+
+  // ---------- the story ----------
+
+  let workspaceA: string;
+  let owner: Page;
+  let member: Page;
+  let keyId: string;
+  let key: string;
+  let ownerLink: string;
+  let memberEmail: string;
+
+  it('from the invitation to a revoked key and a dead session', { timeout: 120_000 }, async () => {
+    workspaceA = (await admin('POST', '/admin/v1/workspaces', { name: 'Acme analytics', credits: 100 })).id;
+    ownerLink = await cliInvite(workspaceA, 'Ada@Example.com');
+
+    // The newcomer sets a password and is signed in.
+    owner = await newPage();
+    await acceptInvitation(owner, ownerLink, PASSWORD_OWNER);
+    expect(await text(owner, '#workspace-name')).toBe('Acme analytics');
+    expect(await text(owner, '#member-email')).toBe('ada@example.com (owner)');
+
+    // A key, shown once.
+    await open(owner, '/console/keys');
+    await owner.getByLabel('Name').first().fill('production');
+    await owner.getByRole('button', { name: 'Create key' }).click();
+    await owner.locator('#new-key:not([hidden])').waitFor();
+    key = await text(owner, '#new-key-value');
+    expect(key).toMatch(/^lk_live_[A-Za-z0-9]{32}$/);
+    await owner.getByRole('button', { name: 'I have stored it' }).click();
+    keyId = (await owner.locator('#keys-table tbody tr').first().getAttribute('data-key-id'))!;
+    await open(owner, '/console/keys');
+    expect(await owner.content()).not.toContain(key);
+    expect(JSON.stringify(await inPage(owner, 'GET', '/console/v1/keys'))).not.toContain(key.slice(12));
+    expect(await text(owner, '#keys-table tbody tr td.last-used')).toBe('—');
+
+    // Lookups with it over HTTP: two operations, one definitive not-found (an error code, charged).
+    const calls = [
+      await lookup(key, '/v1/company', { url: 'https://www.linkedin.com/company/acme-robotics' }),
+      await lookup(key, '/v1/company', { url: 'https://www.linkedin.com/company/acme-robotics' }),
+      await lookup(key, '/v1/domain', { domain: 'no-company-here.com' }),
+    ];
+    expect(calls.map((c) => c.status)).toEqual([200, 200, 404]);
+    const charged = calls.reduce((s, c) => s + c.charged, 0);
+    expect(charged).toBeGreaterThan(0);
+    const usageRows = await waitForUsage(workspaceA, calls.length);
+    const adminWorkspace = await admin('GET', `/admin/v1/workspaces/${workspaceA}`);
+    expect(adminWorkspace.balance).toBe(100 - charged);
+    const adminCharged = usageRows.reduce((s: number, r: { credits_charged: number; credits_refunded: number }) => s + r.credits_charged - r.credits_refunded, 0);
+    expect(adminCharged).toBe(charged);
+
+    // Overview: the admin API's numbers, to the credit, the error, the chart split by operation.
+    await open(owner, '/console/overview');
+    expect(await text(owner, '#balance')).toBe(String(adminWorkspace.balance));
+    expect(await text(owner, '#spent-today')).toBe(String(charged));
+    expect(await text(owner, '#spent-month')).toBe(String(charged));
+    expect(await owner.locator('#errors-table tbody').textContent()).toContain(calls[2]!.requestId);
+    expect(await owner.locator('#legend li').allTextContents()).toEqual(['company', 'domain']);
+    expect(await owner.locator('#chart svg rect').count()).toBe(2);
+    await owner.getByRole('button', { name: 'Calls' }).click();
+    expect(await owner.locator('#chart svg').getAttribute('aria-label')).toContain('3 in all');
+    await owner.getByRole('button', { name: 'Credits' }).click();
+    await owner.screenshot({ path: screenshotPath() });
+
+    // Usage, filtered per key through the form.
+    await open(owner, '/console/usage');
+    await owner.getByLabel('Key').selectOption(keyId);
+    await owner.getByRole('button', { name: 'Apply' }).click();
+    await owner.waitForURL(/key_id=/);
+    await owner.waitForFunction(() => (globalThis as any).document.body.dataset.ready === 'true');
+    expect(await text(owner, '#usage-table tfoot .total-calls')).toBe('3');
+    expect(Number(await text(owner, '#usage-table tfoot .total-charged')) - Number(await text(owner, '#usage-table tfoot .total-refunded'))).toBe(charged);
+    await owner.getByLabel('Operation').selectOption('domain');
+    await owner.getByRole('button', { name: 'Apply' }).click();
+    await owner.waitForURL(/operation=domain/);
+    await owner.waitForFunction(() => (globalThis as any).document.body.dataset.ready === 'true');
+    expect(await text(owner, '#usage-table tfoot .total-calls')).toBe('1');
+
+    // Ledger: every charge with its balance_after, searchable by request id, as CSV.
+    await open(owner, '/console/ledger');
+    const adminLedger = (await admin('GET', `/admin/v1/workspaces/${workspaceA}/ledger`)).data;
+    expect(await owner.locator('#ledger-table tbody tr').count()).toBe(adminLedger.length);
+    const last = adminLedger[adminLedger.length - 1];
+    expect(await owner.locator('#ledger-table tbody tr').last().locator('td').last().textContent()).toBe(String(last.balance_after));
+    await owner.getByLabel('Request id').fill(calls[0]!.requestId);
+    await owner.getByRole('button', { name: 'Search' }).click();
+    await expect.poll(() => owner.locator('#ledger-table tbody tr').count()).toBe(1);
+    expect(await owner.locator('#ledger-table tbody').textContent()).toContain(calls[0]!.requestId);
+    const [download] = await Promise.all([owner.waitForEvent('download'), owner.getByRole('button', { name: 'Download' }).click()]);
+    const csvPath = join(dataDir, 'ledger.csv');
+    await download.saveAs(csvPath);
+    const csv = (await import('node:fs')).readFileSync(csvPath, 'utf8').trim().split('\r\n');
+    expect(csv[0]).toBe('position,recorded_at,type,request_id,key_id,credits,balance_after');
+    expect(csv.length - 1).toBe(adminLedger.length);
+
+    // Last use shows on the keys page.
+    await open(owner, '/console/keys');
+    expect(await text(owner, '#keys-table tbody tr td.last-used')).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/);
+
+    // The owner invites a member from the console; the member sees the same numbers.
+    await open(owner, '/console/members');
+    memberEmail = 'grace@example.com';
+    await owner.getByLabel('Email', { exact: true }).fill(memberEmail);
+    await owner.locator('#invite-form').getByRole('combobox').selectOption('member');
+    await owner.getByRole('button', { name: 'Invite' }).click();
+    await owner.locator('#invite-link:not([hidden])').waitFor();
+    const memberLink = await text(owner, '#invite-link-value');
+    expect(await owner.locator('#invitations-table tbody').textContent()).toContain(memberEmail);
+    member = await newPage({ width: 390, height: 844 });
+    await acceptInvitation(member, memberLink, PASSWORD_MEMBER);
+    expect(await text(member, '#balance')).toBe(String(adminWorkspace.balance));
+    expect(await text(member, '#spent-today')).toBe(String(charged));
+    // Readable on a phone: nothing wider than the screen but the tables' own scrolling boxes.
+    expect(await member.evaluate(() => (globalThis as any).document.documentElement.scrollWidth <= (globalThis as any).innerWidth)).toBe(true);
+    expect(await member.getByRole('link', { name: 'Members' }).count()).toBe(0);
+    expect((await inPage(member, 'GET', '/console/v1/members')).status).toBe(403);
+    await open(member, `/console/usage?key_id=${keyId}`);
+    expect(await text(member, '#usage-table tfoot .total-calls')).toBe('3');
+    expect((await inPage(member, 'POST', '/console/v1/invitations', { body: { email: 'x@example.com' } })).body.error.code).toBe('forbidden');
+
+    // Revoke, with confirmation: the very next call with the key is refused.
+    await open(owner, '/console/keys');
+    await owner.getByRole('button', { name: 'Revoke production' }).click();
+    await owner.locator('#revoke-confirm').click();
+    await expect.poll(() => owner.locator('#keys-table tbody tr td.revoked').textContent()).not.toBe('no');
+    expect((await lookup(key, '/v1/company', { url: 'https://www.linkedin.com/company/acme-robotics' })).status).toBe(401);
+
+    // Sign out: the old cookie is dead, on the API and on the pages' data.
+    const [cookie] = (await owner.context().cookies()).filter((c) => c.name === 'lookup_console_session');
+    expect(cookie).toMatchObject({ httpOnly: true, sameSite: 'Lax', path: '/console' });
+    await owner.getByRole('button', { name: 'Sign out' }).click();
+    await owner.waitForURL(`${base}/console`);
+    const replay = await fetch(`${base}/console/v1/session`, { headers: { cookie: `lookup_console_session=${cookie!.value}` } });
+    expect(replay.status).toBe(401);
+    expect(((await replay.json()) as any).error.code).toBe('unauthorized');
+    await owner.context().addCookies([cookie!]);
+    await owner.goto(`${base}/console/overview`);
+    await owner.waitForURL(`${base}/console`);
+
+    // Signing in again, with the keyboard alone.
+    await open(owner, '/console');
+    await owner.getByLabel('Email').focus();
+    await owner.keyboard.type('ada@example.com');
+    await owner.keyboard.press('Tab');
+    await owner.keyboard.type(PASSWORD_OWNER);
+    await owner.keyboard.press('Enter');
+    await owner.waitForURL(`${base}/console/overview`);
+
+    // Every membership change is in the log, attributed.
+    const audit = await admin('POST', '/admin/v1/audit');
+    expect(audit.ok).toBe(true);
+  });
+
+  it('refuses a state change without the session CSRF token, or from another origin', async () => {
+    const before = (await inPage(owner, 'GET', '/console/v1/keys')).body.data.length;
+    const noToken = await inPage(owner, 'POST', '/console/v1/keys', { body: { name: 'csrf' }, csrf: false });
+    expect(noToken.status).toBe(403);
+    expect(noToken.body.error).toMatchObject({ code: 'forbidden', reason: 'csrf' });
+
+    // A page on another origin posting with the member's cookie: the browser does not send it
+    // (SameSite=Lax), and the service refuses an origin other than its own even with a token.
+    const evil = await serveEvilPage(base);
+    try {
+      const page = owner;
+      await page.goto(evil.url);
+      await page.waitForFunction(() => (globalThis as any).done === true);
+      const [cookie] = (await page.context().cookies(`${base}/console`)).filter((c) => c.name === 'lookup_console_session');
+      await open(page, '/console/overview');
+      const session = (await inPage(page, 'GET', '/console/v1/session')).body;
+      const forged = await fetch(`${base}/console/v1/keys`, {
+        method: 'POST',
+        headers: { cookie: `lookup_console_session=${cookie!.value}`, 'x-csrf-token': session.csrf_token, origin: evil.url, 'content-type': 'application/json' },
+        body: '{}',
+      });
+      expect(forged.status).toBe(403);
+    } finally {
+      evil.server.close();
+    }
+    expect((await inPage(owner, 'GET', '/console/v1/keys')).body.data.length).toBe(before);
+  });
+
+  it('refuses an invitation link used twice', async () => {
+    const page = await newPage();
+    await open(page, new URL(ownerLink).pathname + new URL(ownerLink).search);
+    expect(await page.locator('#error').textContent()).toContain('already been used');
+    expect(await page.locator('#accept-form').isHidden()).toBe(true);
+    const direct = await fetch(`${base}/console/v1/invitations/accept`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ token: new URL(ownerLink).searchParams.get('token'), password: 'another password 99' }),
+    });
+    expect(direct.status).toBe(400);
+    expect(((await direct.json()) as any).error.reason).toBe('invitation_used');
+  });
+
+  it('shows a member of workspace A nothing of workspace B, whatever ids are put in the calls', async () => {
+    const workspaceB = (await admin('POST', '/admin/v1/workspaces', { name: 'Bravo', credits: 50 })).id;
+    const bKey = await admin('POST', `/admin/v1/workspaces/${workspaceB}/keys`, { name: 'bravo' });
+    const bInvitation = await admin('POST', `/admin/v1/workspaces/${workspaceB}/invitations`, { email: 'bob@example.com', role: 'owner' });
+    const bOwner = await newPage();
+    await acceptInvitation(bOwner, bInvitation.link, 'bravo password 1234');
+    const bMemberId = (await inPage(bOwner, 'GET', '/console/v1/session')).body.member.id;
+    const bPending = (await inPage(bOwner, 'POST', '/console/v1/invitations', { body: { email: 'carol@example.com' } })).body.invitation_id;
+
+    const attempts = [
+      await inPage(owner, 'PATCH', `/console/v1/keys/${bKey.id}`, { body: { name: 'mine now' } }),
+      await inPage(owner, 'POST', `/console/v1/keys/${bKey.id}/revoke`),
+      await inPage(owner, 'GET', `/console/v1/usage?key_id=${bKey.id}`),
+      await inPage(owner, 'PATCH', `/console/v1/members/${bMemberId}`, { body: { role: 'member' } }),
+      await inPage(owner, 'DELETE', `/console/v1/members/${bMemberId}`),
+      await inPage(owner, 'DELETE', `/console/v1/invitations/${bPending}`),
+    ];
+    expect(attempts.map((a) => a.status)).toEqual([404, 404, 404, 404, 404, 404]);
+    expect(attempts.map((a) => a.body.error.code)).toEqual(['not_found', 'not_found', 'not_found', 'not_found', 'not_found', 'not_found']);
+    // The workspace id is never taken from the caller: A's pages show A's numbers only.
+    expect((await inPage(owner, 'GET', `/console/v1/ledger?request_id=${encodeURIComponent('req_01ZZZZZZZZZZZZZZZZZZZZZZZZ')}`)).body.data).toEqual([]);
+    expect(JSON.stringify((await inPage(owner, 'GET', '/console/v1/keys')).body)).not.toContain(bKey.id);
+    expect((await inPage(owner, 'GET', '/console/v1/overview')).body.balance).not.toBe(50);
+    // B's key still works and B's member is still there, still an owner.
+    expect((await lookup(bKey.key, '/v1/company', { url: 'https://www.linkedin.com/company/acme-robotics' })).status).toBe(200);
+    expect((await inPage(bOwner, 'GET', '/console/v1/session')).body.member.role).toBe('owner');
+  });
+
+  it('slows, then locks, repeated failed sign-ins for an email', { timeout: 60_000 }, async () => {
+    const page = await newPage();
+    await open(page, '/console');
+    const attempt = (password: string) =>
+      page.evaluate(async ({ email, password }) => {
+        const res = await fetch('/console/v1/session', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, password }) });
+        return { status: res.status, retryAfter: Number(res.headers.get('retry-after') ?? 0), body: (await res.json()) as any };
+      }, { email: memberEmail, password });
+    const statuses = [];
+    for (let i = 0; i < 3; i++) statuses.push((await attempt('wrong password!!')).status);
+    expect(statuses).toEqual([401, 401, 401]);
+    // Slowed: the next attempt right away is refused before the password is even checked.
+    const slowed = await attempt('wrong password!!');
+    expect(slowed.status).toBe(429);
+    expect(slowed.body.error.reason).toBe('sign_in_slowed');
+    let failures = 3;
+    while (failures < 5) {
+      const answer = await attempt('wrong password!!');
+      if (answer.status === 429) {
+        await new Promise((r) => setTimeout(r, answer.retryAfter * 1000 + 100));
+        continue;
+      }
+      expect(answer.status).toBe(401);
+      failures++;
+    }
+    // Locked: even the right password is refused for a while, in the page too.
+    await page.getByLabel('Email').fill(memberEmail);
+    await page.getByLabel('Password').fill(PASSWORD_MEMBER);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await expect.poll(() => page.locator('#error').textContent()).toContain('locked');
+    const locked = await attempt(PASSWORD_MEMBER);
+    expect(locked.status).toBe(429);
+    expect(locked.body.error.reason).toBe('sign_in_locked');
+    expect(locked.retryAfter).toBeGreaterThan(60);
+    // The member's open session is untouched by the lockout.
+    expect((await inPage(member, 'GET', '/console/v1/session')).status).toBe(200);
+    // Console calls draw on their own bucket, not the Meta area's 120/min.
+    const probe = await fetch(`${base}/console`);
+    expect(Number(probe.headers.get('ratelimit-limit'))).toBe(600);
+  });
+});
+
+/** docs/console.png when UPDATE_SCREENSHOTS=1 (commit it), else a throwaway file. */
+function screenshotPath(): string {
+  if (process.env.UPDATE_SCREENSHOTS === '1') return join(process.cwd(), 'docs', 'console.png');
+  return join(mkdtempSync(join(tmpdir(), 'console-shot-')), 'console.png');
+}
+
+/** A page on another origin that tries to create a key with the visitor's console cookie. */
+async function serveEvilPage(target: string): Promise<{ url: string; server: Server }> {
+  const html = `<!doctype html><title>evil</title><script>
+fetch(${JSON.stringify(`${target}/console/v1/keys`)}, { method: 'POST', mode: 'no-cors', credentials: 'include', headers: { 'content-type': 'text/plain' }, body: '{"name":"evil"}' })
+  .catch(() => undefined).then(() => { window.done = true; });
+</script>`;
+  const server = createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end(html));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.2', resolve));
+  return { url: `http://127.0.0.2:${(server.address() as AddressInfo).port}`, server };
+}

@@ -1,0 +1,154 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Logger } from '../../../services/common/log';
+import { KeyAuthenticator, type RevocationMarks } from '../../../services/keys/authenticator';
+import { generateApiKey } from '../../../services/keys/key-material';
+import type { Ledger } from '../../../services/ledger/ledger';
+import { recordingSql, type RecordedStatement } from '../../support/recording-sql';
+import { ledgerBackends, type OpenBackend } from '../ledger/backends';
+
+/** Revocation marks kept in this process, expiring as the Redis ones do. */
+function memoryMarks(): RevocationMarks & { failing: boolean } {
+  const marks = new Map<string, number>();
+  return {
+    failing: false,
+    async mark(keyId, ttlMs) {
+      if (this.failing) throw new Error('marks unreachable');
+      marks.set(keyId, Date.now() + ttlMs);
+    },
+    async isMarked(keyId) {
+      if (this.failing) throw new Error('marks unreachable');
+      return (marks.get(keyId) ?? 0) > Date.now();
+    },
+  };
+}
+
+/** Keeps what is logged, to be read back. */
+function keptLog(): Logger & { lines: { level: string; fields: object; message?: string }[] } {
+  const lines: { level: string; fields: object; message?: string }[] = [];
+  const at = (level: string) => (fields: object, message?: string) => void lines.push({ level, fields, message });
+  return { lines, info: at('info'), warn: at('warn'), error: at('error') };
+}
+
+/** Polls until `condition` holds (a notification arrives asynchronously). */
+async function eventually(condition: () => Promise<boolean>, what: string, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+const keyReads = (queries: RecordedStatement[]) => queries.filter((q) => q.text.includes('FROM api_keys k JOIN workspaces')).length;
+
+describe.each(ledgerBackends())('key authenticator on $name', (backendDef) => {
+  let backend: OpenBackend;
+  let ledger: Ledger;
+  let queries: RecordedStatement[];
+  let marks: ReturnType<typeof memoryMarks>;
+  let log: ReturnType<typeof keptLog>;
+  let authenticator: KeyAuthenticator;
+  /** Another instance on the same database, told of revocations only by NOTIFY. */
+  let other: KeyAuthenticator;
+
+  beforeAll(async () => {
+    backend = await backendDef.open();
+    ledger = backend.ledger;
+    const recording = recordingSql(backend.sql);
+    queries = recording.queries;
+    marks = memoryMarks();
+    log = keptLog();
+    authenticator = new KeyAuthenticator(recording.sql, { marks, logger: log });
+    other = new KeyAuthenticator(backend.sql);
+    await authenticator.start();
+    await other.start();
+  });
+  afterAll(async () => {
+    await authenticator?.stop();
+    await other?.stop();
+    await backend?.cleanup();
+  });
+
+  async function newKey(maxConcurrency = 4) {
+    const ws = await ledger.createWorkspace({ name: 'Keys', maxConcurrency });
+    const created = await ledger.createKey(ws.id, { rateLimitPerMinute: 90 });
+    return { ws, ...created };
+  }
+
+  it('given a valid key, when it is checked twice, then the database is read once and the second answer comes from the cache', async () => {
+    const { ws, id, key } = await newKey();
+    const before = keyReads(queries);
+    expect(authenticator.isCached(key)).toBe(false);
+    const first = await authenticator.authenticate(key);
+    expect(first).toEqual({ keyId: id, workspaceId: ws.id, rateLimitPerMinute: 90, maxConcurrency: 4 });
+    expect(authenticator.isCached(key)).toBe(true);
+    expect(await authenticator.authenticate(key)).toEqual(first);
+    expect(keyReads(queries) - before).toBe(1);
+  });
+
+  it('given a key cached on another instance, when it is revoked here, then the other instance refuses it once the notification arrives', async () => {
+    const { id, key } = await newKey();
+    expect(await other.authenticate(key)).not.toBeNull();
+    expect(other.isCached(key)).toBe(true);
+    await ledger.revokeKey(id);
+    await eventually(async () => !other.isCached(key), 'the revocation notification reaches the other instance');
+    expect(await other.authenticate(key)).toBeNull();
+  });
+
+  it('given a cached key whose workspace limits change, when the notification arrives, then the new limit is read', async () => {
+    const { ws, key } = await newKey(4);
+    expect((await other.authenticate(key))?.maxConcurrency).toBe(4);
+    await ledger.changeLimits(ws.id, 2);
+    await eventually(async () => (await other.authenticate(key))?.maxConcurrency === 2, 'the limit change reaches the other instance');
+  });
+
+  it('given a revocation mark, when a cached valid key is checked, then the database decides (one read), and a revoked key is refused before any notification', async () => {
+    const { id, key } = await newKey();
+    await authenticator.authenticate(key);
+    const before = keyReads(queries);
+    await authenticator.authenticate(key);
+    expect(keyReads(queries) - before).toBe(0);
+
+    await marks.mark(id, 60_000);
+    expect(await authenticator.authenticate(key)).not.toBeNull(); // marked but not revoked: still valid
+    expect(keyReads(queries) - before).toBe(1);
+
+    // Revoked in the database, and this instance told as the admin API tells it.
+    await ledger.revokeKey(id);
+    await authenticator.revoked(id);
+    expect(authenticator.isCached(key)).toBe(false);
+    expect(await authenticator.authenticate(key)).toBeNull();
+  });
+
+  it('given marks that cannot be read, when a cached valid key is checked, then the database decides and the failure is logged', async () => {
+    const { key } = await newKey();
+    await authenticator.authenticate(key);
+    const before = keyReads(queries);
+    marks.failing = true;
+    try {
+      expect(await authenticator.authenticate(key)).not.toBeNull();
+    } finally {
+      marks.failing = false;
+    }
+    expect(keyReads(queries) - before).toBe(1);
+    expect(log.lines.some((l) => l.level === 'warn' && /revocation marks unreadable/.test(l.message ?? ''))).toBe(true);
+  });
+
+  it('given an unknown key, when checked again within its short TTL, then the refusal comes from the cache; with no TTL, every check reads', async () => {
+    const unknown = generateApiKey();
+    const before = keyReads(queries);
+    expect(await authenticator.authenticate(unknown)).toBeNull();
+    expect(await authenticator.authenticate(unknown)).toBeNull();
+    expect(keyReads(queries) - before).toBe(1);
+
+    const recording = recordingSql(backend.sql);
+    const uncached = new KeyAuthenticator(recording.sql, { unknownTtlMs: 0 });
+    await uncached.start();
+    try {
+      await uncached.authenticate(unknown);
+      await uncached.authenticate(unknown);
+      expect(keyReads(recording.queries)).toBe(2);
+    } finally {
+      await uncached.stop();
+    }
+  });
+});

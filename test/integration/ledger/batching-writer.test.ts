@@ -1,0 +1,142 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newRequestId } from '../../../services/common/ids';
+import { EventStore } from '../../../services/eventstore/event-store';
+import { BatchingWriter } from '../../../services/ledger/batching-writer';
+import { charge } from '../../../services/ledger/commands/charge';
+import { createWorkspace } from '../../../services/ledger/commands/create-workspace';
+import { grantCredits } from '../../../services/ledger/commands/grant-credits';
+import { settle, type SettleCommand } from '../../../services/ledger/commands/settle';
+import { voidCharge } from '../../../services/ledger/commands/void-charge';
+import { UnknownWorkspaceError } from '../../../services/ledger/errors';
+import { audit } from '../../../services/projections/audit';
+import { balance } from '../../../services/projections/queries';
+import { INLINE_PROJECTIONS } from '../../../services/projections/inline';
+import { ledgerBackends, type OpenBackend } from './backends';
+import { recordingSql, type RecordedStatement } from '../../support/recording-sql';
+
+const KEY = 'key_writer';
+
+/** The statement by which the writer locks a batch's workspace rows. */
+const isWriterLock = (s: RecordedStatement) => /^SELECT id, balance, max_concurrency, last_ledger_hash FROM workspaces WHERE id = ANY/.test(s.text);
+/** Any statement that locks workspace rows (the writer's, the ledger projection's, or a per-row one). */
+const locksWorkspaces = (s: RecordedStatement) => /FROM workspaces\b[\s\S]*FOR UPDATE/.test(s.text);
+
+describe.each(ledgerBackends())('batching writer on $name', (backendDef) => {
+  let backend: OpenBackend;
+  let store: EventStore;
+  let transactions: RecordedStatement[][];
+  let writer: BatchingWriter;
+
+  beforeAll(async () => {
+    backend = await backendDef.open();
+    const recording = recordingSql(backend.sql);
+    transactions = recording.transactions;
+    store = new EventStore(recording.sql, INLINE_PROJECTIONS);
+    writer = new BatchingWriter(store);
+  });
+  afterAll(async () => backend?.cleanup());
+
+  const chargeOf = (workspaceId: string, credits: number, requestId = newRequestId()) =>
+    charge(writer, { workspaceId, requestId, keyId: KEY, operation: 'domain', credits });
+  const failed = (workspaceId: string, requestId: string, owed: number): SettleCommand => ({
+    workspaceId,
+    requestId,
+    keyId: KEY,
+    operation: 'domain',
+    refund: { owed, cause: 'upstream_error' },
+    completed: { outcome: 'error', cache_status: null, credits_charged: 0, error_code: 'upstream_error' },
+  });
+  /** Transactions the writer ran from here on (each holds its lock statement). */
+  const writerTransactionsSince = (mark: number) => transactions.slice(mark).filter((tx) => tx.some(isWriterLock));
+
+  it('given 40 charges submitted together, when they commit, then they share a couple of transactions and each balance covers its own', async () => {
+    const a = await createWorkspace(store, { name: 'A', credits: 1_000 });
+    const b = await createWorkspace(store, { name: 'B', credits: 1_000 });
+    const mark = transactions.length;
+
+    // The first starts a transaction at once; the other 39 arrive while it runs and wait for the next.
+    const results = await Promise.all(Array.from({ length: 40 }, (_, i) => chargeOf(i % 2 === 0 ? a : b, 3)));
+
+    expect(results.every((r) => r.kind === 'charged')).toBe(true);
+    expect(writerTransactionsSince(mark)).toHaveLength(2);
+    expect(await balance(store.sql, a)).toBe(1_000 - 20 * 3);
+    expect(await balance(store.sql, b)).toBe(1_000 - 20 * 3);
+    // Each answer is the balance its own charge left, in arrival order.
+    const afterA = results.filter((_, i) => i % 2 === 0).map((r) => (r.kind === 'charged' ? r.balanceAfter : null));
+    expect(afterA).toEqual(Array.from({ length: 20 }, (_, i) => 1_000 - 3 * (i + 1)));
+  });
+
+  it('given a balance of 10 and five charges of 3 in one batch, when decided, then three pass in arrival order and two are refused', async () => {
+    const ws = await createWorkspace(store, { name: 'Tight', credits: 10 });
+    const results = await Promise.all(Array.from({ length: 5 }, () => chargeOf(ws, 3)));
+    expect(results).toEqual([
+      { kind: 'charged', balanceAfter: 7 },
+      { kind: 'charged', balanceAfter: 4 },
+      { kind: 'charged', balanceAfter: 1 },
+      { kind: 'insufficient_credits', balance: 1 },
+      { kind: 'insufficient_credits', balance: 1 },
+    ]);
+    expect(await balance(store.sql, ws)).toBe(1);
+  });
+
+  it('given a batch with a job on no workspace, when decided, then that job alone fails', async () => {
+    const ws = await createWorkspace(store, { name: 'Neighbour', credits: 10 });
+    const results = await Promise.allSettled([chargeOf(ws, 1), chargeOf('ws_missing', 1), chargeOf(ws, 1), chargeOf('ws_missing', 1), chargeOf(ws, 1)]);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled', 'rejected', 'fulfilled']);
+    expect((results[1] as PromiseRejectedResult).reason).toBeInstanceOf(UnknownWorkspaceError);
+    expect(await balance(store.sql, ws)).toBe(7);
+  });
+
+  it('given a batch whose appends fail for one job (a request charged twice), when it rolls back, then the others are re-run and commit', async () => {
+    const ws = await createWorkspace(store, { name: 'Retry', credits: 10 });
+    const requestId = newRequestId();
+    await chargeOf(ws, 1, requestId);
+    const mark = transactions.length;
+
+    const results = await Promise.allSettled([chargeOf(ws, 1), chargeOf(ws, 1, requestId), chargeOf(ws, 1), chargeOf(ws, 1)]);
+
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
+    // The first job alone, the batch of three that rolled back, then the three one by one.
+    expect(writerTransactionsSince(mark)).toHaveLength(5);
+    expect(await balance(store.sql, ws)).toBe(10 - 1 - 3);
+    expect((await audit(store)).mismatches).toEqual([]);
+  });
+
+  it('given settles with refunds, voids, grants and charges on two workspaces in one batch, when it runs, then each workspace row is locked once, and the batch costs as many statements as a batch of two', async () => {
+    const a = await createWorkspace(store, { name: 'Lock A', credits: 100 });
+    const b = await createWorkspace(store, { name: 'Lock B', credits: 100 });
+    const statementsOfBatch = async (jobsPerWorkspace: number) => {
+      const requests = { [a]: [] as string[], [b]: [] as string[] };
+      for (const ws of [a, b]) for (let i = 0; i < 2 * jobsPerWorkspace; i++) requests[ws]!.push(newRequestId());
+      // Charged one by one beforehand: the batch below settles half and voids the other half.
+      for (const ws of [a, b]) for (const requestId of requests[ws]!) await chargeOf(ws, 2, requestId);
+      const before = { a: await balance(store.sql, a), b: await balance(store.sql, b) };
+      const mark = transactions.length;
+      const primer = chargeOf(a, 0); // runs alone; the jobs below queue behind it as one batch
+      const jobs = [a, b].flatMap((ws) => [
+        ...requests[ws]!.slice(0, jobsPerWorkspace).map((requestId) => settle(writer, failed(ws, requestId, 2))),
+        ...requests[ws]!.slice(jobsPerWorkspace).map((requestId) => voidCharge(writer, { workspaceId: ws, requestId, keyId: KEY, operation: 'domain', cacheStatus: 'MISS' })),
+        grantCredits(writer, { workspaceId: ws, amount: 5 }),
+        chargeOf(ws, 1),
+      ]);
+      await primer;
+      await Promise.all(jobs);
+      const batches = writerTransactionsSince(mark);
+      expect(batches).toHaveLength(2);
+      const batch = batches[1]!;
+      expect(await balance(store.sql, a)).toBe(before.a! + 2 * 2 * jobsPerWorkspace + 5 - 1);
+      expect(await balance(store.sql, b)).toBe(before.b! + 2 * 2 * jobsPerWorkspace + 5 - 1);
+      // The writer's one lock statement names both rows once; nothing else locks a single row.
+      const writerLocks = batch.filter(isWriterLock);
+      expect(writerLocks).toHaveLength(1);
+      expect(writerLocks[0]!.params![0]).toEqual([a, b].sort());
+      expect(batch.filter((s) => locksWorkspaces(s) && /WHERE id = \$1/.test(s.text))).toEqual([]);
+      return batch.length;
+    };
+
+    const small = await statementsOfBatch(1);
+    const large = await statementsOfBatch(10);
+    expect(large).toBe(small);
+    expect((await audit(store)).mismatches).toEqual([]);
+  });
+});

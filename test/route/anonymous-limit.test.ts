@@ -1,0 +1,31 @@
+// The per-client-address bucket's 429 through app.inject, on an app of its own (it drains the bucket).
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ANONYMOUS_RATE_PER_MINUTE } from '../../services/api/app';
+import { errorOf, startRouteApp, type RouteApp } from './support';
+
+let t: RouteApp;
+beforeAll(async () => {
+  t = await startRouteApp();
+}, 60_000);
+afterAll(async () => t?.close());
+
+describe('429 rate_limited', () => {
+  it('of a key speaks of the key (first: a drained address makes a new key pay per IP)', async () => {
+    const { headers } = await t.keyed({ rateLimitPerMinute: 1 });
+    expect((await t.call('GET', '/v1/cache/stats', { headers })).statusCode).toBe(200);
+    const refused = await t.call('GET', '/v1/cache/stats', { headers });
+    expect(errorOf(refused)).toMatchObject({ status: 429, code: 'rate_limited' });
+    expect(refused.json().error.message).toMatch(/API key/);
+  });
+
+  it('of the per-IP bucket speaks of the client address, not of an API key the caller does not have', async () => {
+    for (let i = 0; i < ANONYMOUS_RATE_PER_MINUTE; i++) expect((await t.call('GET', '/v1/health')).statusCode).toBe(200);
+    for (const [method, url] of [['GET', '/v1/health'], ['POST', '/v1/company'], ['GET', '/no/such/route']] as const) {
+      const refused = await t.call(method, url);
+      expect(errorOf(refused), url).toMatchObject({ status: 429, code: 'rate_limited', remaining: null });
+      const { message } = refused.json().error;
+      expect(message).toMatch(/client address/);
+      expect(message).not.toMatch(/key/i);
+    }
+  });
+});

@@ -1,0 +1,54 @@
+// The Meta area and unknown routes through app.inject, by answer status; and the route table
+// (contracts/endpoints.ts) against what is registered.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ENDPOINTS } from '../../contracts/endpoints';
+import { ERROR_CODES } from '../../contracts/errors';
+import { errorOf, startRouteApp, type RouteApp } from './support';
+
+let t: RouteApp;
+beforeAll(async () => {
+  t = await startRouteApp();
+}, 60_000);
+afterAll(async () => t?.close());
+
+describe('the route table', () => {
+  it.each(ENDPOINTS.map((row) => [row.method, row.path] as const))('%s %s is registered', (method, path) => {
+    expect(t.app.hasRoute({ method, url: path.replace(/\{(\w+)\}/g, ':$1') })).toBe(true);
+  });
+});
+
+describe('200', () => {
+  it('health, pricing, errors, the OpenAPI document and the docs pages, without a key', async () => {
+    expect((await t.call('GET', '/v1/health')).json()).toEqual({ status: 'ok', version: '1.0.0', checks: { database: 'ok' } });
+    const pricing = (await t.call('GET', '/v1/pricing')).json();
+    expect(pricing.operations.map((o: { operation: string; endpoint: string }) => `${o.operation} ${o.endpoint}`)).toEqual([
+      'company /v1/company',
+      'domain /v1/domain',
+      'person_url /v1/person',
+      'person_name /v1/person',
+      'search /v1/search',
+    ]);
+    expect(pricing.free[1].endpoints).toContain('GET /docs');
+    expect((await t.call('GET', '/v1/errors')).json().data).toHaveLength(ERROR_CODES.length);
+    const openapi = await t.call('GET', '/v1/openapi.json');
+    expect(openapi.json().servers).toHaveLength(1);
+    // Every public row of the route table, then the console's own calls (contracts/console.ts).
+    const paths = Object.keys(openapi.json().paths);
+    const publicRows = ENDPOINTS.filter((r) => r.area !== 'admin' && r.answer !== 'html').map((r) => r.path);
+    expect(paths.slice(0, publicRows.length)).toEqual(publicRows);
+    expect(paths.slice(publicRows.length).every((p) => p.startsWith('/console/v1/'))).toBe(true);
+    const docs = await t.call('GET', '/docs');
+    expect(docs.headers['content-type']).toBe('text/html; charset=utf-8');
+    expect(docs.body).toContain('<code>/v1/search</code>');
+    expect((await t.call('GET', '/docs/errors')).body).toContain('1 credit by company reference or person, 4 by website domain');
+  });
+});
+
+describe('404', () => {
+  it('any other method and path: route_not_found, with or without a key', async () => {
+    expect(errorOf(await t.call('GET', '/v1/nothing-here'))).toEqual({ status: 404, code: 'route_not_found', charged: 0, remaining: null });
+    expect(errorOf(await t.call('GET', '/v1/company'))).toMatchObject({ status: 404, code: 'route_not_found' });
+    const { headers } = await t.keyed({ credits: 5 });
+    expect(errorOf(await t.call('DELETE', '/v1/search', { headers }))).toEqual({ status: 404, code: 'route_not_found', charged: 0, remaining: 5 });
+  });
+});

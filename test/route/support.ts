@@ -1,0 +1,105 @@
+// One in-process app per route test file: the real adapters on embedded PGlite (in memory), the
+// in-process limiter and slots, and the sandbox network as the source. Requests go through
+// app.inject: no socket.
+import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
+import { buildApp } from '../../services/api/app';
+import type { AppDeps } from '../../services/api/deps';
+import { KeyAuthenticator } from '../../services/keys/authenticator';
+import { KeyUseRecorder } from '../../services/keys/key-use';
+import { loadConfig } from '../../services/config/config';
+import { EventStore } from '../../services/eventstore/event-store';
+import { migrate } from '../../services/eventstore/migrate';
+import { createPgliteSql } from '../../services/eventstore/sql-pglite';
+import { createSqlIdempotencyStore } from '../../services/idempotency/sql-idempotency-store';
+import { Ledger } from '../../services/ledger/ledger';
+import { createMemoryConcurrencySlots } from '../../services/limits/concurrency-memory';
+import { createMemoryRateLimiter } from '../../services/limits/rate-limiter-memory';
+import { LookupService } from '../../services/lookup/lookup-service';
+import { createHttpSource } from '../../services/lookup/source/http-source';
+import { INLINE_PROJECTIONS } from '../../services/projections/inline';
+import { startSandbox } from '../../services/sandbox/server';
+
+export const ADMIN_TOKEN = 'route-tests-admin-token';
+// Past the 2 s of `sandbox-slow`, which must succeed; `sandbox-timeout` waits it out.
+const SOURCE_TIMEOUT_MS = 4_000;
+
+export interface RouteApp {
+  app: FastifyInstance;
+  ledger: Ledger;
+  /** A workspace with `credits` and one key; `headers` authenticate as that key. */
+  keyed(opts?: { credits?: number; rateLimitPerMinute?: number; maxConcurrency?: number }): Promise<{ workspaceId: string; headers: Record<string, string> }>;
+  call(method: InjectOptions['method'], url: string, opts?: { headers?: Record<string, string>; body?: unknown }): Promise<Answer>;
+  balance(workspaceId: string): Promise<number>;
+  close(): Promise<void>;
+}
+
+export type Answer = LightMyRequestResponse & { body: string; json(): any };
+
+/** `env`: more settings (LOG_LEVEL, ACCESS_LOG_SAMPLE...); `deps`: adapters to use instead (a log stream...). */
+export async function startRouteApp(options: { env?: Record<string, string>; deps?: Partial<AppDeps> } = {}): Promise<RouteApp> {
+  const sql = await createPgliteSql();
+  await migrate(sql);
+  const store = new EventStore(sql, INLINE_PROJECTIONS);
+  const ledger = new Ledger(store);
+  const sandbox = await startSandbox({ host: '127.0.0.1', port: 0 });
+  const config = loadConfig({ ADMIN_TOKEN, LOG_LEVEL: 'silent', SOURCE_URL: sandbox.url, SOURCE_TIMEOUT_MS: String(SOURCE_TIMEOUT_MS), ...options.env });
+  const authenticator = new KeyAuthenticator(sql);
+  await authenticator.start();
+  const keyUse = new KeyUseRecorder(sql);
+  const rateLimiter = createMemoryRateLimiter();
+  const slots = createMemoryConcurrencySlots({ leaseMs: config.concurrencyLeaseMs });
+  const app = await buildApp({
+    config,
+    store,
+    ledger,
+    lookups: new LookupService(sql, ledger, createHttpSource({ baseUrl: sandbox.url, timeoutMs: SOURCE_TIMEOUT_MS })),
+    authenticator,
+    keyUse,
+    rateLimiter,
+    slots,
+    idempotency: createSqlIdempotencyStore(sql, { lockTtlMs: config.idempotencyLockTtlMs }),
+    ...options.deps,
+  });
+  await app.ready();
+
+  return {
+    app,
+    ledger,
+    async keyed({ credits = 100, rateLimitPerMinute, maxConcurrency } = {}) {
+      const ws = await ledger.createWorkspace({ name: 'route test', credits, maxConcurrency });
+      const key = await ledger.createKey(ws.id, { rateLimitPerMinute });
+      return { workspaceId: ws.id, headers: { authorization: `Bearer ${key.key}` } };
+    },
+    async call(method, url, { headers = {}, body } = {}) {
+      const json = body === undefined ? {} : { payload: JSON.stringify(body), headers: { 'content-type': 'application/json', ...headers } };
+      return (await app.inject({ method, url, headers, ...json })) as Answer;
+    },
+    async balance(workspaceId) {
+      return (await ledger.getWorkspace(workspaceId))!.balance;
+    },
+    async close() {
+      await app.close();
+      await keyUse.stop();
+      await authenticator.stop();
+      await rateLimiter.close();
+      await slots.close();
+      await ledger.close();
+      await sandbox.close();
+      await sql.close();
+    },
+  };
+}
+
+/** The error envelope's essentials: status, code, billing meta, the request id in header and body. */
+export function errorOf(answer: Answer) {
+  const body = answer.json();
+  expectEnvelope(answer);
+  return { status: answer.statusCode, code: body.error.code as string, charged: body.meta.credits_charged as number, remaining: body.meta.credits_remaining as number | null };
+}
+
+function expectEnvelope(answer: Answer) {
+  const body = answer.json();
+  if (!body.error || !body.meta || body.meta.request_id !== answer.headers['x-request-id']) {
+    throw new Error(`not an error envelope with its request id: ${answer.statusCode} ${answer.body}`);
+  }
+}

@@ -1,0 +1,71 @@
+// docs/api.md, the client's reference, against the service's own tables: every public endpoint,
+// request field, header, price and error code is there with the service's figures; and README.md
+// points only inside the repository.
+import { readdirSync, readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { publicJsonEndpoints } from '../../../contracts/endpoints';
+import { ERROR_CATALOGUE, ERROR_CODES } from '../../../contracts/errors';
+import { buildOpenApiDocument } from '../../../contracts/openapi';
+import { pricingTable } from '../../../services/ledger/pricing';
+
+const read = (path: string) => readFileSync(new URL(`../../../${path}`, import.meta.url), 'utf8');
+const reference = read('docs/api.md');
+const rows = reference.split('\n').filter((line) => line.startsWith('| '));
+const cells = (line: string) => line.split('|').slice(1, -1).map((c) => c.trim());
+const doc = buildOpenApiDocument({ serverUrl: 'https://api.example.org' }) as Record<string, any>;
+
+describe('docs/api.md', () => {
+  it('lists every public endpoint with its method', () => {
+    for (const row of publicJsonEndpoints()) {
+      expect(rows.some((line) => cells(line)[0] === row.method && cells(line)[1] === `\`${row.path}\``), `${row.method} ${row.path}`).toBe(true);
+    }
+  });
+
+  it('describes every request field of every public endpoint', () => {
+    for (const row of publicJsonEndpoints()) {
+      const schema = row.body && doc.paths[row.path].post.requestBody.content['application/json'].schema;
+      for (const field of Object.keys(schema?.properties ?? {})) {
+        expect(rows.some((line) => cells(line)[0] === `\`${field}\`` && cells(line)[1]!.includes(`\`${row.path}\``) || (cells(line)[0] === '`max_age`' && field === 'max_age')), `${row.path} ${field}`).toBe(true);
+      }
+    }
+  });
+
+  it('lists every response header of the OpenAPI document', () => {
+    const headers = new Set<string>();
+    for (const ops of Object.values<any>(doc.paths)) for (const op of Object.values<any>(ops)) for (const r of Object.values<any>(op.responses)) for (const h of Object.keys(r.headers ?? {})) headers.add(h);
+    for (const header of headers) expect(rows.some((line) => cells(line)[0] === `\`${header}\``), header).toBe(true);
+  });
+
+  it('gives the prices of GET /v1/pricing', () => {
+    const section = reference.slice(reference.indexOf('## Prices'), reference.indexOf('## Idempotency'));
+    const priceRows = section.split('\n').filter((line) => line.startsWith('| '));
+    for (const op of pricingTable().operations) {
+      const line = priceRows.find((l) => cells(l)[0] === `\`${op.operation}\``);
+      expect(line, op.operation).toBeDefined();
+      expect(cells(line!)[2]).toBe(String(op.success_price));
+      expect(cells(line!)[3]).toBe(op.not_found_price === null ? '—' : `${op.not_found_price} (free from cache)`);
+    }
+  });
+
+  it('lists every error code with the catalogue status, type and retry flag', () => {
+    for (const code of ERROR_CODES) {
+      const line = rows.find((l) => cells(l)[0] === `\`${code}\``);
+      expect(line, code).toBeDefined();
+      const entry = ERROR_CATALOGUE[code];
+      expect(cells(line!).slice(1, 4)).toEqual([String(entry.status), `\`${entry.type}\``, entry.retryable ? 'yes' : 'no']);
+      expect(cells(line!)[4]).toMatch(entry.billing === 'refunded' ? /^refunded/ : entry.billing === 'never_charged' ? /^never charged/ : /^not-found price/);
+    }
+  });
+});
+
+describe('README.md and docs/', () => {
+  it('link only inside the repository; the README to the client reference', () => {
+    const files = ['README.md', 'docs/api.md', 'docs/events.md', ...readdirSync(new URL('../../../docs/adr/', import.meta.url)).map((f) => `docs/adr/${f}`)];
+    for (const file of files) {
+      const text = read(file);
+      expect(text, file).not.toMatch(/\.\.\//);
+      expect(text, file).not.toMatch(/shared\/spec|shared\/design/);
+    }
+    expect(read('README.md')).toContain('(docs/api.md)');
+  });
+});

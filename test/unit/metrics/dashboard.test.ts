@@ -1,0 +1,44 @@
+// The Grafana dashboard (infra/grafana/lookup-api.json) draws only metrics the service exposes: a
+// renamed metric fails here, not on an operator's empty panel.
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { registry } from '../../../services/metrics/metrics';
+
+const dashboard = JSON.parse(readFileSync(new URL('../../../infra/grafana/lookup-api.json', import.meta.url), 'utf8'));
+
+/** Every PromQL expression of the dashboard: panel targets and template queries. */
+function expressions(): string[] {
+  const fromPanels = dashboard.panels.flatMap((p: { targets?: { expr: string }[] }) => (p.targets ?? []).map((t) => t.expr));
+  const fromTemplates = dashboard.templating.list.filter((v: { type: string }) => v.type === 'query').map((v: { query: string }) => v.query);
+  return [...fromPanels, ...fromTemplates];
+}
+
+/** Metric names in an expression: identifiers followed by `{` (every query here selects by job). */
+function metricNames(expr: string): string[] {
+  return [...expr.matchAll(/\b([a-z_][a-z0-9_]*)\{/g)].map((m) => m[1]!);
+}
+
+describe('the Grafana dashboard', () => {
+  it('uses only metric names the registry exposes (histograms through _bucket, _sum, _count)', async () => {
+    const exposed = new Map((await registry.getMetricsAsJSON()).map((m) => [m.name, String(m.type)]));
+    const used = new Set(expressions().flatMap(metricNames));
+    expect(used.size).toBeGreaterThan(15);
+    for (const name of used) {
+      const base = name.replace(/_(bucket|sum|count)$/, '');
+      const known = exposed.has(name) || (base !== name && exposed.get(base) === 'histogram');
+      expect(known, `${name} is not a metric of services/metrics/metrics.ts nor a default metric`).toBe(true);
+    }
+  });
+
+  it('draws every metric of the service at least once', async () => {
+    const used = new Set(expressions().flatMap(metricNames).map((n) => n.replace(/_(bucket|sum|count)$/, '')));
+    const ours = (await registry.getMetricsAsJSON()).map((m) => m.name).filter((n) => n.startsWith('lookup_api_'));
+    expect(ours.filter((n) => !used.has(n))).toEqual([]);
+  });
+
+  it('has unique panel ids and a data source chosen on import', () => {
+    const ids = dashboard.panels.map((p: { id: number }) => p.id);
+    expect(new Set(ids).size).toBe(ids.length);
+    for (const panel of dashboard.panels) expect(panel.datasource.uid).toBe(`\${datasource}`);
+  });
+});
