@@ -283,11 +283,12 @@
         const name = form.elements.name.value.trim();
         const created = await api('POST', '/console/v1/keys', name === '' ? {} : { name });
         form.reset();
+        // The table first, so the key shows only once it is listed too.
+        await render();
         $('#new-key-value').textContent = created.key;
         $('#new-key').hidden = false;
         $('#copy-key').textContent = 'Copy';
         $('#copy-key').focus();
-        await render();
       }));
       $('#copy-key').addEventListener('click', (e) => copy($('#new-key-value').textContent, e.currentTarget));
       $('#dismiss-key').addEventListener('click', () => {
@@ -416,9 +417,10 @@
         event.preventDefault();
         const invitation = await api('POST', '/console/v1/invitations', { email: form.elements.email.value, role: form.elements.role.value });
         form.reset();
+        // The table first, so the link shows only once the invitation is listed too.
+        await render();
         $('#invite-link-value').textContent = invitation.link;
         $('#invite-link').hidden = false;
-        await render();
       }));
       $('#copy-link').addEventListener('click', (e) => copy($('#invite-link-value').textContent, e.currentTarget));
       await render();
