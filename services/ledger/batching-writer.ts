@@ -68,6 +68,10 @@ export class BatchingWriter {
   private async flush(): Promise<void> {
     this.flushing = true;
     try {
+      // Let the requests already read from the sockets join: an embedded database (PGlite) runs
+      // a whole transaction in microtasks, so without this turn of the event loop no second job
+      // would ever arrive while one commits and every charge would pay a commit of its own.
+      await new Promise((resolve) => setImmediate(resolve));
       while (this.queue.length > 0) {
         const batch = this.queue.splice(0, this.maxBatch);
         const timedCommit = startWriterBatch(batch.length, this.queue.length);
