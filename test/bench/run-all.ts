@@ -8,6 +8,7 @@
 //   npx tsx test/bench/charge-path.bench.ts   SQL statements per charged hit and the writer's batching
 //   BENCH_MEMORY_SECONDS=60             the one-run memory check (RSS every 5 s; default 60)
 //   BENCH_ONLY=postgres|pglite          one half alone (does not rewrite docs/performance.md)
+//   BENCH_ONLY=profile                  only the profiled PostgreSQL+Redis cache-hit run (e)
 //   BENCH_VARIANT=NAME=value            one more PostgreSQL instance with that setting, interleaved (A/B)
 //
 // A whole run writes its summary (machine, table, CPU per request per process from /proc, memory,
@@ -324,8 +325,9 @@ async function benchPostgres(seconds: number) {
   let memory: MemoryRun | undefined;
   try {
     const env = { PORT: '0', DATABASE_URL: database.url, REDIS_URL, ADMIN_TOKEN, LOG_LEVEL: 'silent' };
-    const api = await startChild('api', env);
-    try {
+    // BENCH_ONLY=profile: only the profiled run below (a quick look at where the CPU goes).
+    const api = process.env.BENCH_ONLY === 'profile' ? undefined : await startChild('api', env);
+    if (api) try {
       const ws = await createWorkspace(api.url);
       const first = await lookupOnce(api.url, await ws.newKey('warm-up'));
       console.log(`PostgreSQL + Redis: first lookup x-cache ${first.cache} (the cache is warm from here on)`);
@@ -364,7 +366,9 @@ async function benchPostgres(seconds: number) {
     const tally = new Tally('PostgreSQL+Redis, cache hit, under --cpu-prof');
     let window: { startUs: number; endUs: number };
     try {
-      const target = await chargedTarget(profiled, await createWorkspace(profiled.url), 'profiled', false);
+      const profiledWs = await createWorkspace(profiled.url);
+      if (!api) await lookupOnce(profiled.url, await profiledWs.newKey('warm-up')); // the cache is cold in a profile-only run
+      const target = await chargedTarget(profiled, profiledWs, 'profiled', false);
       await runSlice(target, WARM_UP_SECONDS, new Tally('warm-up'));
       const startUs = await profiled.mark('start');
       // No balance reads around this run: the window holds the load and nothing else.
@@ -601,7 +605,7 @@ async function main() {
   // BENCH_ONLY=postgres or pglite: that half alone (quick looks; the table then lacks the other rows).
   const only = process.env.BENCH_ONLY;
   const pg = only === 'pglite' ? { results: [], hitBody: undefined, profile: undefined, memory: undefined } : await benchPostgres(seconds);
-  const lite = only === 'postgres' ? [] : await benchPglite(seconds);
+  const lite = only === 'postgres' || only === 'profile' ? [] : await benchPglite(seconds);
   say(`Machine: ${machineDescription()}`);
   printHttpResults([...pg.results, ...lite], pg.hitBody);
   printCpuAndTargets([...pg.results, ...lite], pg.memory);
