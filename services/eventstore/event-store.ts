@@ -153,28 +153,30 @@ async function appendIn(
 ): Promise<RecordedEvent[]> {
   if (events.length === 0) return [];
   const count = events.length;
-  const data = events.map((e) => JSON.stringify(e.data ?? null));
-  const metadata = events.map((e) => JSON.stringify(e.metadata ?? {}));
+  // One JSON document for the whole append: no per-element escaping of text arrays, and each
+  // event's data and metadata read back as JSON (undefined fields dropped) like the log keeps them.
+  const sent = JSON.stringify(events.map((e) => [e.type, e.data ?? null, e.metadata ?? {}]));
   const { rows } = await tx.query<{ position: number; version: number; transaction_id: string; recorded_at: Date | string }>(
     `WITH bumped AS (${bumpStreamVersion(expected)})
      INSERT INTO events (stream, version, type, data, metadata)
-     SELECT $1::text, bumped.version - $2::bigint + x.ord, x.type, x.data::jsonb, x.metadata::jsonb
-       FROM bumped, unnest($3::text[], $4::text[], $5::text[]) WITH ORDINALITY AS x(type, data, metadata, ord)
+     SELECT $1::text, bumped.version - $2::bigint + x.ord, x.event->>0, x.event->1, x.event->2
+       FROM bumped, jsonb_array_elements($3::jsonb) WITH ORDINALITY AS x(event, ord)
      RETURNING position, version, transaction_id::text AS transaction_id, recorded_at`,
-    [stream, count, events.map((e) => e.type), data, metadata, ...(typeof expected === 'number' && expected > 0 ? [expected] : [])],
+    [stream, count, sent, ...(typeof expected === 'number' && expected > 0 ? [expected] : [])],
   );
   if (rows.length === 0) {
     const { rows: current } = await tx.query<{ version: number }>('SELECT version FROM streams WHERE stream = $1', [stream]);
     throw new WrongExpectedVersionError(stream, expected, current[0]?.version ?? 0);
   }
+  const readBack = JSON.parse(sent) as [string, unknown, Record<string, unknown>][];
   // version = first + ordinality - 1: the i-th row by version is the i-th event sent.
   return rows
     .sort((a, b) => Number(a.version) - Number(b.version))
-    .map((row, i) => toRecorded({ ...row, stream, type: events[i]!.type, data: JSON.parse(data[i]!), metadata: JSON.parse(metadata[i]!) }));
+    .map((row, i) => toRecorded({ ...row, stream, type: events[i]!.type, data: readBack[i]![1], metadata: readBack[i]![2] }));
 }
 
 /**
- * The stream-version statement of an append (parameters: $1 stream, $2 count, $6 expected
+ * The stream-version statement of an append (parameters: $1 stream, $2 count, $4 expected
  * version when it is a number > 0). Returns the new version; no row on a conflict.
  */
 function bumpStreamVersion(expected: ExpectedVersion): string {
@@ -187,7 +189,7 @@ function bumpStreamVersion(expected: ExpectedVersion): string {
     return 'INSERT INTO streams (stream, version) VALUES ($1::text, $2::bigint) ON CONFLICT (stream) DO NOTHING RETURNING version';
   }
   if (!Number.isInteger(expected) || expected < 0) throw new RangeError(`bad expected version ${expected}`);
-  return 'UPDATE streams SET version = version + $2::bigint WHERE stream = $1::text AND version = $6::bigint RETURNING version';
+  return 'UPDATE streams SET version = version + $2::bigint WHERE stream = $1::text AND version = $4::bigint RETURNING version';
 }
 
 export function toRecorded(row: EventRow): RecordedEvent {
