@@ -91,6 +91,12 @@ export interface Endpoint {
    * refused by the Redis whose absence it is there to report.
    */
   unmetered?: true;
+  /**
+   * True: a liveness probe. It draws on its bucket as usual, but while that bucket cannot be read
+   * (Redis out of reach) it is answered anyway, without RateLimit headers: an orchestrator must
+   * not restart healthy instances because the limiter is away.
+   */
+  liveness?: true;
 }
 
 const LOOKUP_ERRORS = [
@@ -269,10 +275,11 @@ export const ENDPOINTS = [
     tag: 'Meta',
     summary: 'Service health',
     description:
-      '`ok`, or 503 `degraded` when the database does not answer. Public, on the per-IP bucket.',
+      '`ok`, or 503 `degraded` when the database does not answer. Public, on the per-IP bucket; answered even while that bucket cannot be read (Redis out of reach), then without RateLimit headers.',
     answer: HealthResponse,
     status: 200,
     errors: META_ERRORS,
+    liveness: true,
     idempotent: false,
     docs: 'Service health (public)',
   },

@@ -124,6 +124,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         ? await deps.rateLimiter.take(`key:${req.apiKey.keyId}`, req.apiKey.rateLimitPerMinute)
         : (anonymous ?? (await takeAnonymous(req.ip)));
     } catch (err) {
+      if (err instanceof LimiterUnavailableError && req.routeOptions.config?.liveness) {
+        // A liveness probe says whether this process lives, whatever Redis does (see the route table).
+        req.log.warn({ err }, 'rate limiter out of reach; liveness answered without its bucket');
+        return;
+      }
       if (err instanceof LimiterUnavailableError) {
         // The bucket cannot be read: the caller still learns its limit and that no call goes now.
         const limit = req.apiKey ? req.apiKey.rateLimitPerMinute : ANONYMOUS_RATE_PER_MINUTE;

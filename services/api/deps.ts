@@ -50,5 +50,7 @@ declare module 'fastify' {
     area?: Area | 'console';
     /** Draws on no rate-limit bucket (the route table's `unmetered`). */
     unmetered?: boolean;
+    /** Answered even while its bucket cannot be read (the route table's `liveness`). */
+    liveness?: boolean;
   }
 }

@@ -96,6 +96,13 @@ describe.skipIf(!databaseUrl || !redisAvailable)('Redis lost under load', () => 
       expect(await eventually(async () => okSentIn('before') >= 2 * CLIENTS, 30_000), `no load before the outage:\n${instance.output()}`).toBe(true);
       await redis.kill();
       phase = 'outage';
+      // Liveness stays a liveness answer: the process lives, whatever Redis does; the rest of the
+      // Meta area, whose per-IP bucket cannot be read, is refused like any other call.
+      const health = await call(instance.url, '/v1/health');
+      expect(health.status, JSON.stringify(health.body)).toBe(200);
+      expect(health.body.status).toBe('ok');
+      expect(health.headers['ratelimit-limit']).toBeUndefined();
+      expectServiceUnavailable(await call(instance.url, '/v1/pricing'));
       await sleep(OUTAGE_MS);
       await redis.start();
       phase = 'after';
