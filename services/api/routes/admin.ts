@@ -1,9 +1,7 @@
 import fp from 'fastify-plugin';
-import { ApiError } from '../../../contracts/errors';
 import { ledgerExportPage, statement, usageExport, workspaceAt } from '../../finance/queries';
-import { STATEMENT_CSV_COLUMNS, statementCsvRow } from '../../finance/statement';
+import { forwardPeriod, statementCsv, statementCsvFileName } from '../../finance/statement';
 import { UnknownWorkspaceError } from '../../ledger/ledger';
-import { toCsv } from '../../members/overview';
 import { runAudit } from '../../projections/audit-runner';
 import { route } from '../http/route';
 import { DEPS_PLUGIN } from '../plugins/deps';
@@ -64,16 +62,16 @@ export const adminRoutes = fp(
     });
 
     route(app, 'adminStatement', async ({ params, query, reply }) => {
-      const { from, to } = period(query);
+      const { from, to } = forwardPeriod(query);
       const { statement: totals, lines } = await statement(deps.store.sql, params.id, from, to);
       if (query.format === 'json') return totals;
-      reply.header('Content-Disposition', `attachment; filename="statement-${params.id}-${query.from}-${query.to}.csv"`.replace(/:/g, ''));
-      return reply.type('text/csv; charset=utf-8').send(toCsv(STATEMENT_CSV_COLUMNS, lines.map(statementCsvRow)));
+      reply.header('Content-Disposition', `attachment; filename="${statementCsvFileName(params.id, query)}"`);
+      return reply.type('text/csv; charset=utf-8').send(statementCsv(lines));
     });
 
-    route(app, 'adminLedgerExport', async ({ query }) => ledgerExportPage(deps.store.sql, { ...period(query), after: query.after, limit: query.limit }));
+    route(app, 'adminLedgerExport', async ({ query }) => ledgerExportPage(deps.store.sql, { ...forwardPeriod(query), after: query.after, limit: query.limit }));
 
-    route(app, 'adminUsageExport', async ({ query }) => ({ data: await usageExport(deps.store.sql, period(query)) }));
+    route(app, 'adminUsageExport', async ({ query }) => ({ data: await usageExport(deps.store.sql, forwardPeriod(query)) }));
 
     route(app, 'adminAudit', async () => runAudit(deps.store, { databaseUrl: deps.config.databaseUrl }));
 
@@ -82,10 +80,3 @@ export const adminRoutes = fp(
   { name: 'routes-admin', dependencies: [DEPS_PLUGIN] },
 );
 
-/** `[from, to)` as asked (text: the log records microseconds); a backwards period is the caller's mistake. */
-function period(query: { from: string; to: string }): { from: string; to: string } {
-  if (new Date(query.to) < new Date(query.from)) {
-    throw new ApiError('invalid_request', { details: [{ field: 'to', issue: 'too_small', message: '`to` must not be before `from`.' }] });
-  }
-  return { from: query.from, to: query.to };
-}
