@@ -1,8 +1,10 @@
 import fp from 'fastify-plugin';
+import { ApiError } from '../../../contracts/errors';
 import { ledgerExportPage, statement, usageExport, workspaceAt } from '../../finance/queries';
 import { forwardPeriod, statementCsv, statementCsvFileName } from '../../finance/statement';
 import { UnknownWorkspaceError } from '../../ledger/ledger';
 import { runAudit } from '../../projections/audit-runner';
+import { AuditJobs, FINISHED_AUDIT_JOBS_KEPT } from '../../projections/audit-jobs';
 import { route } from '../http/route';
 import { DEPS_PLUGIN } from '../plugins/deps';
 
@@ -15,6 +17,9 @@ export const adminRoutes = fp(
   async (app) => {
     const { deps } = app;
     const { ledger } = deps;
+    const audits = new AuditJobs((options) => runAudit(deps.store, { databaseUrl: deps.config.databaseUrl, ...options }));
+    // A job is lost with its instance: stopped before the connections close.
+    app.addHook('onClose', async () => audits.stop());
 
     route(app, 'adminCreateWorkspace', async ({ body }) => {
       const ws = await ledger.createWorkspace({ name: body.name, credits: body.credits, maxConcurrency: body.max_concurrency });
@@ -74,6 +79,22 @@ export const adminRoutes = fp(
     route(app, 'adminUsageExport', async ({ query }) => ({ data: await usageExport(deps.store.sql, forwardPeriod(query)) }));
 
     route(app, 'adminAudit', async () => runAudit(deps.store, { databaseUrl: deps.config.databaseUrl }));
+
+    route(app, 'adminStartAudit', async ({ req, reply }) => {
+      const { job, started } = audits.start(req.log);
+      reply.header('Location', `/admin/v1/audits/${job.id}`);
+      if (!started) reply.status(200);
+      return job;
+    });
+
+    route(app, 'adminGetAudit', async ({ params }) => {
+      const job = audits.get(params.id);
+      if (!job) {
+        const message = `This instance holds no audit ${params.id}: jobs live in the memory of the instance that runs them (the last ${FINISHED_AUDIT_JOBS_KEPT} finished are kept); start another.`;
+        throw new ApiError('not_found', { message, reason: 'no_audit' });
+      }
+      return job;
+    });
 
     route(app, 'adminRelay', async () => (deps.relayLag ? { enabled: true, ...((await deps.relayLag()) as object) } : { enabled: false }));
   },
