@@ -57,3 +57,27 @@ function rowsTable(objects: ReadonlyArray<object>): string {
   const columns = [...new Set(rows.flatMap((m) => Object.keys(m)))];
   return table(columns.map((c) => c.toUpperCase()), rows.map((m) => columns.map((c) => cellOf(m[c]))));
 }
+
+export interface AuditJobLike {
+  id: string;
+  state: 'running' | 'done' | 'failed';
+  phase: 'catching_up' | 'replaying' | 'comparing' | null;
+  elapsed_ms: number;
+  events_read: number;
+  position: number;
+  head_position: number | null;
+  percent: number | null;
+  events_per_second: number;
+  error: string | null;
+}
+
+/** One line of an audit job's progress, for stderr. */
+export function auditProgressLine(job: AuditJobLike): string {
+  const head = `audit ${job.id}:`;
+  const took = elapsed(job.elapsed_ms);
+  if (job.state === 'done') return `${head} done, ${job.events_read} events read in ${took} (${job.events_per_second} events/s)`;
+  if (job.state === 'failed') return `${head} FAILED after ${took}: ${job.error}`;
+  if (job.phase === 'catching_up' || job.head_position === null) return `${head} catching the usage projection up to the end of the log, ${took}`;
+  const read = `${job.events_read} events read, ${(job.percent ?? 0).toFixed(1)}% of the log (position ${job.position} of ${job.head_position}), ${job.events_per_second} events/s, ${took}`;
+  return job.phase === 'comparing' ? `${head} ${read}; comparing the projections` : `${head} ${read}`;
+}
