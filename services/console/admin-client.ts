@@ -72,7 +72,7 @@ export interface Period {
   to: string;
 }
 
-export type { AuditJobResponse, AuditReport };
+export type { AuditReport };
 
 export class AdminClient {
   private readonly baseUrl: string;

@@ -1,3 +1,5 @@
+import type { AuditJobResponse } from '../../contracts/http';
+
 /** Pure: plain-text renderings of admin API answers for a terminal. */
 
 type Cell = string | number | boolean | null | undefined;
@@ -58,21 +60,8 @@ function rowsTable(objects: ReadonlyArray<object>): string {
   return table(columns.map((c) => c.toUpperCase()), rows.map((m) => columns.map((c) => cellOf(m[c]))));
 }
 
-export interface AuditJobLike {
-  id: string;
-  state: 'running' | 'done' | 'failed';
-  phase: 'catching_up' | 'replaying' | 'comparing' | null;
-  elapsed_ms: number;
-  events_read: number;
-  position: number;
-  head_position: number | null;
-  percent: number | null;
-  events_per_second: number;
-  error: string | null;
-}
-
 /** One line of an audit job's progress, for stderr. */
-export function auditProgressLine(job: AuditJobLike): string {
+export function auditProgressLine(job: AuditJobResponse): string {
   const head = `audit ${job.id}:`;
   const took = elapsed(job.elapsed_ms);
   if (job.state === 'done') return `${head} done, ${job.events_read} events read in ${took} (${job.events_per_second} events/s)`;
