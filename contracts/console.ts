@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { ZodOpenApiOperationObject, ZodOpenApiPathsObject, ZodOpenApiResponsesObject } from 'zod-openapi';
 import type { ErrorCode } from './errors';
-import { LedgerResponse, UsageRow } from './http';
+import { LedgerResponse, StatementQuery, StatementResponse, UsageRow } from './http';
 import { text } from './text';
 
 /**
@@ -126,11 +126,10 @@ export function consoleOpenApiPaths(docsUrl: string, errorResponses: ErrorRespon
     extra: { body?: z.ZodType; query?: z.ZodObject; codes?: ErrorCode[]; open?: boolean; csv?: boolean; path?: boolean } = {},
   ): ZodOpenApiOperationObject => {
     const codes: ErrorCode[] = ['invalid_request', ...(extra.open ? [] : (['unauthorized', 'forbidden'] as ErrorCode[])), ...(extra.codes ?? []), 'rate_limited', 'internal_error', 'service_unavailable'];
-    const content = extra.csv
-      ? { 'text/csv': { schema: z.string() } }
-      : success.schema
-        ? { 'application/json': { schema: success.schema } }
-        : undefined;
+    const content = {
+      ...(success.schema ? { 'application/json': { schema: success.schema } } : {}),
+      ...(extra.csv ? { 'text/csv': { schema: z.string() } } : {}),
+    };
     return {
       operationId,
       tags: [CONSOLE_TAG.name],
@@ -140,7 +139,7 @@ export function consoleOpenApiPaths(docsUrl: string, errorResponses: ErrorRespon
       ...(extra.query || extra.path ? { requestParams: { ...(extra.query ? { query: extra.query } : {}), ...(extra.path ? { path: z.object({ id: z.string() }) } : {}) } } : {}),
       ...(extra.body ? { requestBody: { required: true, content: { 'application/json': { schema: extra.body } } } } : {}),
       responses: {
-        [success.status]: { description: success.description ?? summary, ...(content ? { content } : {}) },
+        [success.status]: { description: success.description ?? summary, ...(Object.keys(content).length > 0 ? { content } : {}) },
         ...errorResponses([...new Set(codes)], docsUrl, false),
       },
     };
@@ -180,6 +179,14 @@ export function consoleOpenApiPaths(docsUrl: string, errorResponses: ErrorRespon
     },
     '/console/v1/ledger.csv': {
       get: op('consoleLedgerCsv', 'Ledger entries of a date range (UTC days, inclusive) as CSV', { status: '200', description: 'CSV with a header line.' }, { query: ConsoleLedgerCsvQuery, csv: true }),
+    },
+    '/console/v1/statement': {
+      get: op(
+        'consoleStatement',
+        "The workspace's statement of a period [from, to) (the admin API's): opening and closing balance, credits granted, charged and refunded by operation; `format=csv`: its ledger entries",
+        { status: '200', schema: StatementResponse, description: 'The statement; with `format=csv`, one CSV line per ledger entry of the period.' },
+        { query: StatementQuery, csv: true },
+      ),
     },
     '/console/v1/members': {
       get: op('consoleMembers', 'Members and pending invitations', { status: '200', schema: MembersResponse }),

@@ -3,6 +3,7 @@ import type { ErrorCode } from './errors';
 import {
   AdminPathParams,
   AsyncApiDocumentResponse,
+  AuditJobResponse,
   AuditResponse,
   CacheEntryResponse,
   CacheStatsResponse,
@@ -74,7 +75,7 @@ export interface Endpoint {
   answer: z.ZodType | 'html';
   /** What the success answer is, in the OpenAPI document (default: the summary). */
   answerDescription?: string;
-  status: 200 | 201;
+  status: 200 | 201 | 202;
   /** Every error code the endpoint may answer, in the order the OpenAPI examples list them. */
   errors: readonly ErrorCode[];
   /** The operations it is billed as (by the reference it is given); none: free. */
@@ -559,6 +560,34 @@ export const ENDPOINTS = [
     answer: AuditResponse,
     status: 200,
     errors: ADMIN_ERRORS,
+    idempotent: false,
+  },
+  {
+    id: 'adminStartAudit',
+    method: 'POST',
+    path: '/admin/v1/audits',
+    area: 'admin',
+    tag: 'Admin',
+    summary: 'Start an audit of the whole log as a job to follow (at most one runs per instance)',
+    description:
+      '202 with the new job and `Location: /admin/v1/audits/{id}`; while an audit job already runs on this instance, 200 with that one (same `Location`). Jobs live in the memory of the instance that runs them.',
+    answer: AuditJobResponse,
+    status: 202,
+    errors: ADMIN_ERRORS,
+    idempotent: false,
+  },
+  {
+    id: 'adminGetAudit',
+    method: 'GET',
+    path: '/admin/v1/audits/{id}',
+    area: 'admin',
+    tag: 'Admin',
+    summary: 'An audit job: running (events read, head position, elapsed) or finished (its report)',
+    description: '404 `not_found` (reason `no_audit`) for a job this instance does not hold: another instance\'s, one dropped (the last 20 finished are kept), or one lost in a restart.',
+    params: AdminPathParams,
+    answer: AuditJobResponse,
+    status: 200,
+    errors: ADMIN_ID_ERRORS,
     idempotent: false,
   },
   {

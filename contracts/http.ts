@@ -564,6 +564,27 @@ export const AuditResponse = z.strictObject({
     .meta({ description: "The ledger's hash chains, one per workspace, and the first broken link of each broken one." }),
 });
 
+export const AuditJobResponse = z
+  .strictObject({
+    id: z.string().meta({ description: 'The job id (`aud_…`), valid on the instance that runs it.' }),
+    state: z.enum(['running', 'done', 'failed']),
+    phase: z
+      .enum(['catching_up', 'replaying', 'comparing'])
+      .nullable()
+      .meta({ description: 'While running: `catching_up` (the usage projection to the log\'s end), `replaying` (reading the log), `comparing` (the projection tables with the replay); null once finished.' }),
+    started_at: isoDateTime(),
+    finished_at: isoDateTime().nullable(),
+    elapsed_ms: nonNegativeInt(),
+    events_read: nonNegativeInt().meta({ description: 'Events read and replayed so far.' }),
+    position: nonNegativeInt().meta({ description: 'The log position of the last event read.' }),
+    head_position: nonNegativeInt().nullable().meta({ description: "The log's last position in the audit's snapshot: what it reads up to; null until the snapshot is taken." }),
+    percent: z.number().min(0).max(100).nullable().meta({ description: '`position` as a share of `head_position`, one decimal; null until the head is known.' }),
+    events_per_second: nonNegativeInt().meta({ description: 'Events read per second since the audit began reading the log (after `catching_up`).' }),
+    report: AuditResponse.nullable().meta({ description: 'When done: the answer of `POST /admin/v1/audit`.' }),
+    error: z.string().nullable().meta({ description: 'When failed: why, on one line.' }),
+  })
+  .meta({ description: 'An audit of the whole log, running or finished, on this instance.' });
+
 // ---------- TypeScript types ----------
 
 /** Request types are the parsed output (defaults applied). */
@@ -627,3 +648,4 @@ export type LedgerExportLine = z.infer<typeof LedgerExportLine>;
 export type UsageExportResponse = z.infer<typeof UsageExportResponse>;
 export type AuditMismatch = z.infer<typeof AuditMismatch>;
 export type AuditResponse = z.infer<typeof AuditResponse>;
+export type AuditJobResponse = z.infer<typeof AuditJobResponse>;

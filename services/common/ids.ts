@@ -19,5 +19,6 @@ const newUlid = () => ulid(undefined, pooledRandom);
 export const newRequestId = () => `req_${newUlid()}`;
 export const newWorkspaceId = () => `ws_${newUlid()}`;
 export const newKeyId = () => `key_${newUlid()}`;
+export const newAuditId = () => `aud_${newUlid()}`;
 
 export const REQUEST_ID_PATTERN = /^req_[0-9A-HJKMNP-TV-Z]{26}$/;

@@ -4,7 +4,7 @@
  * style, so the pages run under a CSP that allows only this origin's files.
  */
 
-export const CONSOLE_PAGES = ['signin', 'accept', 'overview', 'keys', 'usage', 'ledger', 'members', 'account'] as const;
+export const CONSOLE_PAGES = ['signin', 'accept', 'overview', 'keys', 'usage', 'ledger', 'statement', 'members', 'account'] as const;
 export type ConsolePage = (typeof CONSOLE_PAGES)[number];
 
 const TITLES: Record<ConsolePage, string> = {
@@ -14,11 +14,12 @@ const TITLES: Record<ConsolePage, string> = {
   keys: 'API keys',
   usage: 'Usage',
   ledger: 'Ledger',
+  statement: 'Statement',
   members: 'Members',
   account: 'Account',
 };
 
-const NAV: ConsolePage[] = ['overview', 'keys', 'usage', 'ledger', 'members', 'account'];
+const NAV: ConsolePage[] = ['overview', 'keys', 'usage', 'ledger', 'statement', 'members', 'account'];
 
 export function renderPage(page: ConsolePage, assets: { js: string; css: string }): string {
   const signedIn = page !== 'signin' && page !== 'accept';
@@ -152,6 +153,36 @@ const BODIES: Record<ConsolePage, string> = {
   ${dateFilters}
   <button type="submit">Download</button>
 </form>`,
+
+  statement: `<form id="statement-period" class="card inline">
+  <label>Month <input type="month" name="month"></label>
+  <label>From (UTC day, included) <input type="date" name="from" required></label>
+  <label>To (UTC day, excluded) <input type="date" name="to" required></label>
+  <button type="submit">Show</button>
+  <div class="period-steps"><button type="button" id="previous-month" class="secondary">Previous month</button> <button type="button" id="next-month" class="secondary">Next month</button></div>
+</form>
+<section id="statement" aria-labelledby="statement-title">
+  <h2 id="statement-title" class="period" aria-live="polite">–</h2>
+  <div class="tiles compact">
+    <div class="tile"><span class="label">Opening balance</span><span class="value" id="opening">–</span></div>
+    <div class="tile"><span class="label">Credits granted</span><span class="value" id="granted">–</span></div>
+    <div class="tile"><span class="label">Charged</span><span class="value" id="charged">–</span></div>
+    <div class="tile"><span class="label">Refunded</span><span class="value" id="refunded">–</span></div>
+    <div class="tile"><span class="label">Closing balance</span><span class="value" id="closing">–</span></div>
+    <div class="tile"><span class="label">Calls charged</span><span class="value" id="calls">–</span></div>
+  </div>
+  <p class="card identity" id="identity" aria-label="How the closing balance comes about">opening + granted − charged + refunded = closing</p>
+  <section class="card" aria-labelledby="by-operation-title">
+    <h2 id="by-operation-title">By operation</h2>
+    <div class="table-wrap"><table id="statement-table"><thead><tr><th scope="col">Operation</th><th scope="col" class="num">Calls</th><th scope="col" class="num">Charged</th><th scope="col" class="num">Refunded</th></tr></thead><tbody></tbody><tfoot></tfoot></table></div>
+  </section>
+  <section class="card" aria-labelledby="entries-title">
+    <h2 id="entries-title">Ledger entries</h2>
+    <p id="entries"></p>
+    <p><a id="statement-csv" class="button" href="/console/v1/statement" download>Download CSV</a></p>
+    <p class="hint">One line per ledger entry of the period, each with its event's log position and hash: their credits add up to closing − opening.</p>
+  </section>
+</section>`,
 
   members: `<section class="card">
   <h2>Invite someone</h2>

@@ -19,12 +19,14 @@ import {
   SignInRequest,
 } from '../../contracts/console';
 import { ANONYMOUS_RATE_LIMITED, ApiError } from '../../contracts/errors';
-import { AdminPathParams } from '../../contracts/http';
+import { AdminPathParams, StatementQuery } from '../../contracts/http';
 import { parseValue } from '../../contracts/validation';
 import type { AppDeps } from '../api/deps';
 import { readJson, validated } from '../api/http/request-body';
 import { DEPS_PLUGIN } from '../api/plugins/deps';
 import { publicBaseUrl } from '../api/public-url';
+import { statement } from '../finance/queries';
+import { forwardPeriod, statementCsv, statementCsvFileName } from '../finance/statement';
 import { UnknownKeyError, UnknownWorkspaceError } from '../ledger/ledger';
 import {
   Members,
@@ -192,6 +194,17 @@ function registerConsole(app: FastifyInstance, deps: AppDeps) {
       );
       reply.header('Content-Disposition', `attachment; filename="ledger-${member.workspaceId}-${q.from}-${q.to}.csv"`);
       return reply.type('text/csv; charset=utf-8').send(csv);
+    });
+
+    // The admin API's statement (the one rule of services/finance/statement.ts), of the session's workspace only.
+    scope.get('/console/v1/statement', { config }, async (req, reply) => {
+      const { member } = await signedIn(req);
+      const q = query(req, StatementQuery);
+      const period = forwardPeriod(q);
+      const { statement: totals, lines } = await statement(deps.store.sql, member.workspaceId, period.from, period.to);
+      if (q.format === 'json') return totals;
+      reply.header('Content-Disposition', `attachment; filename="${statementCsvFileName(member.workspaceId, period)}"`);
+      return reply.type('text/csv; charset=utf-8').send(statementCsv(lines));
     });
 
     // ---------- members (owners) ----------

@@ -1,4 +1,5 @@
 import type {
+  AuditJobResponse,
   CreditsGrantResponse,
   KeyCreatedResponse,
   KeyListResponse,
@@ -165,8 +166,22 @@ export class AdminClient {
     return this.request('POST', '/admin/v1/audit', { timeoutMs: this.options.auditTimeoutMs ?? 30 * 60_000 });
   }
 
+  /** Starts an audit job on the server, or joins the one running there (`alreadyRunning`). */
+  async startAudit(): Promise<{ job: AuditJobResponse; alreadyRunning: boolean }> {
+    const { status, body } = await this.send<AuditJobResponse>('POST', '/admin/v1/audits');
+    return { job: body, alreadyRunning: status === 200 };
+  }
+
+  auditJob(id: string): Promise<AuditJobResponse> {
+    return this.request('GET', `/admin/v1/audits/${seg(id)}`);
+  }
+
   /** `text`: a success answer that is not JSON (CSV), returned as it came. */
   private async request<T>(method: string, path: string, opts: { body?: unknown; timeoutMs?: number; text?: boolean } = {}): Promise<T> {
+    return (await this.send<T>(method, path, opts)).body;
+  }
+
+  private async send<T>(method: string, path: string, opts: { body?: unknown; timeoutMs?: number; text?: boolean } = {}): Promise<{ status: number; body: T }> {
     const url = this.baseUrl + path;
     const headers: Record<string, string> = { authorization: `Bearer ${this.options.token}`, accept: 'application/json' };
     if (opts.body !== undefined) headers['content-type'] = 'application/json';
@@ -185,7 +200,7 @@ export class AdminClient {
     }
     const requestId = response.headers.get('x-request-id');
     const text = await response.text();
-    if (opts.text && response.ok) return text as T;
+    if (opts.text && response.ok) return { status: response.status, body: text as T };
     let body: unknown;
     try {
       body = text === '' ? null : JSON.parse(text);
@@ -199,7 +214,7 @@ export class AdminClient {
       }
       throw new AdminApiError('bad_response', `${method} ${path} answered ${response.status} without an error envelope`, response.status, requestId, body);
     }
-    return body as T;
+    return { status: response.status, body: body as T };
   }
 }
 

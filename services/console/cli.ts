@@ -1,9 +1,9 @@
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { AdminApiError, AdminClient } from './admin-client';
+import { AdminApiError, AdminClient, type AuditReport } from './admin-client';
 import { parseInvocation, USAGE, UsageError, type Command, type Invocation } from './args';
 import { writeExport } from './export';
-import { auditReport, elapsed, fields, table } from './format';
+import { auditProgressLine, auditReport, elapsed, fields, table } from './format';
 
 /**
  * The admin console: `npm run admin -- <command>`. Exit codes: 0 done, 1 the API refused (printed
@@ -20,6 +20,8 @@ export interface CliIo {
   stdout: Output;
   stderr: Output;
   fetch?: typeof fetch;
+  /** How often `audit` asks the server how its job stands (default 1 s). */
+  auditPollMs?: number;
 }
 
 export async function run(argv: string[], io: CliIo): Promise<number> {
@@ -42,7 +44,7 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
 
   const client = new AdminClient({ baseUrl: invocation.url, token: invocation.token!, fetch: io.fetch });
   try {
-    const result = await execute(client, command, io.stderr);
+    const result = await execute(client, command, io.stderr, io.auditPollMs ?? 1000);
     if (json) print(JSON.stringify(result.raw, null, 2));
     else {
       print(result.text);
@@ -64,7 +66,7 @@ interface Outcome {
   failed?: boolean;
 }
 
-async function execute(client: AdminClient, command: Exclude<Command, { kind: 'help' }>, stderr: Output): Promise<Outcome> {
+async function execute(client: AdminClient, command: Exclude<Command, { kind: 'help' }>, stderr: Output, auditPollMs: number): Promise<Outcome> {
   switch (command.kind) {
     case 'workspace.create': {
       const ws = await client.createWorkspace({ name: command.name, credits: command.credits, max_concurrency: command.maxConcurrency });
@@ -154,10 +156,44 @@ async function execute(client: AdminClient, command: Exclude<Command, { kind: 'h
       return { raw: invitation, text: fields(invitation), hint: 'Send the link to the person: it works once, for 7 days.' };
     }
     case 'audit': {
-      const report = await withWaitingLine(stderr, 'auditing the whole log', () => client.audit());
+      const report = await followAudit(client, stderr, auditPollMs);
       return { raw: report, text: auditReport(report), failed: !report.ok };
     }
   }
+}
+
+/**
+ * Starts an audit job on the server (or joins the one running there) and follows it to its
+ * report, with its progress on stderr at each poll. A server without audit jobs audits in one
+ * call, as before.
+ */
+async function followAudit(client: AdminClient, stderr: Output, pollMs: number): Promise<AuditReport> {
+  let started: Awaited<ReturnType<AdminClient['startAudit']>>;
+  try {
+    started = await client.startAudit();
+  } catch (err) {
+    if (!(err instanceof AdminApiError && err.code === 'route_not_found')) throw err;
+    return withWaitingLine(stderr, 'auditing the whole log (this server reports no progress)', () => client.audit());
+  }
+  let job = started.job;
+  stderr.write(`audit ${job.id}: ${started.alreadyRunning ? `already running on the server since ${job.started_at}, following it` : 'started on the server'}\n`);
+  while (job.state === 'running') {
+    await new Promise((resolve) => setTimeout(resolve, pollMs));
+    try {
+      job = await client.auditJob(job.id);
+    } catch (err) {
+      if (err instanceof AdminApiError && err.code === 'not_found') {
+        throw new AdminApiError('not_found', `the server no longer holds audit ${job.id} (it restarted, or another instance answered behind the same address): run the audit again`, err.status);
+      }
+      throw err;
+    }
+    if (job.state !== 'running') break;
+    // Redrawn in place on a terminal; a line per poll in a log.
+    stderr.write(stderr.isTTY ? `\r\x1b[2K${auditProgressLine(job)}` : `${auditProgressLine(job)}\n`);
+  }
+  stderr.write(`${stderr.isTTY ? '\r\x1b[2K' : ''}${auditProgressLine(job)}\n`);
+  if (job.state === 'failed' || !job.report) throw new AdminApiError('audit_failed', job.error ?? 'the audit ended without a report', 0);
+  return job.report;
 }
 
 const SPINNER = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];

@@ -1,3 +1,5 @@
+import type { AuditJobResponse } from '../../contracts/http';
+
 /** Pure: plain-text renderings of admin API answers for a terminal. */
 
 type Cell = string | number | boolean | null | undefined;
@@ -56,4 +58,15 @@ function rowsTable(objects: ReadonlyArray<object>): string {
   const rows = objects as ReadonlyArray<Record<string, unknown>>;
   const columns = [...new Set(rows.flatMap((m) => Object.keys(m)))];
   return table(columns.map((c) => c.toUpperCase()), rows.map((m) => columns.map((c) => cellOf(m[c]))));
+}
+
+/** One line of an audit job's progress, for stderr. */
+export function auditProgressLine(job: AuditJobResponse): string {
+  const head = `audit ${job.id}:`;
+  const took = elapsed(job.elapsed_ms);
+  if (job.state === 'done') return `${head} done, ${job.events_read} events read in ${took} (${job.events_per_second} events/s)`;
+  if (job.state === 'failed') return `${head} FAILED after ${took}: ${job.error}`;
+  if (job.phase === 'catching_up' || job.head_position === null) return `${head} catching the usage projection up to the end of the log, ${took}`;
+  const read = `${job.events_read} events read, ${(job.percent ?? 0).toFixed(1)}% of the log (position ${job.position} of ${job.head_position}), ${job.events_per_second} events/s, ${took}`;
+  return job.phase === 'comparing' ? `${head} ${read}; comparing the projections` : `${head} ${read}`;
 }

@@ -5,6 +5,9 @@
  * and `opening + granted − charged + refunded = closing` holds exactly, line by line.
  */
 
+import { ApiError } from '../../contracts/errors';
+import { toCsv } from '../members/overview';
+
 /** One ledger entry, as it goes to the statement's CSV: each is one event of the log. */
 export interface StatementLine {
   /** The event's log position. */
@@ -102,6 +105,21 @@ export function statementOf(workspaceId: string, period: { from: string; to: str
   };
 }
 
-export const STATEMENT_CSV_COLUMNS = ['position', 'recorded_at', 'type', 'operation', 'request_id', 'key_id', 'credits', 'balance_after', 'event_hash'] as const;
+const STATEMENT_CSV_COLUMNS = ['position', 'recorded_at', 'type', 'operation', 'request_id', 'key_id', 'credits', 'balance_after', 'event_hash'] as const;
 
-export const statementCsvRow = (l: StatementLine) => [l.position, l.recorded_at, l.type, l.operation, l.request_id, l.key_id, l.credits, l.balance_after, l.event_hash];
+const statementCsvRow = (l: StatementLine) => [l.position, l.recorded_at, l.type, l.operation, l.request_id, l.key_id, l.credits, l.balance_after, l.event_hash];
+
+/** The statement's CSV (admin API and console alike): one line per ledger entry of the period, with its log position and chain hash. */
+export const statementCsv = (lines: readonly StatementLine[]): string => toCsv(STATEMENT_CSV_COLUMNS, lines.map(statementCsvRow));
+
+/** `statement-<workspace>-<from>-<to>.csv`, without the colons of the instants (not allowed in file names everywhere). */
+export const statementCsvFileName = (workspaceId: string, period: { from: string; to: string }): string =>
+  `statement-${workspaceId}-${period.from}-${period.to}.csv`.replace(/:/g, '');
+
+/** `[from, to)` as asked (text: the log records microseconds); a backwards period is the caller's mistake. */
+export function forwardPeriod(query: { from: string; to: string }): { from: string; to: string } {
+  if (new Date(query.to) < new Date(query.from)) {
+    throw new ApiError('invalid_request', { details: [{ field: 'to', issue: 'too_small', message: '`to` must not be before `from`.' }] });
+  }
+  return { from: query.from, to: query.to };
+}

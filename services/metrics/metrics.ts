@@ -130,6 +130,26 @@ export const redisErrors = new Counter({
   registers: [registry],
 });
 
+export const auditsRunning = new Gauge({
+  name: `${PREFIX}audits_running`,
+  help: 'Audits of the whole log running on this instance (POST /admin/v1/audit and audit jobs)',
+  registers: [registry],
+});
+
+export const auditDuration = new Histogram({
+  name: `${PREFIX}audit_duration_seconds`,
+  help: 'Audits of the whole log by outcome (ok, mismatches, failed), in seconds',
+  labelNames: ['outcome'] as const,
+  buckets: [0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 900, 1800],
+  registers: [registry],
+});
+
+export const auditEventsPerSecond = new Gauge({
+  name: `${PREFIX}audit_events_per_second`,
+  help: 'Events per second of the last audit that finished on this instance (events read over its whole duration)',
+  registers: [registry],
+});
+
 // ---------------------------------------------------------------- the call sites' functions
 
 /** One HTTP answer: its route pattern (null: no route matched), method, status and duration. */
@@ -177,6 +197,18 @@ export function startWriterBatch(size: number, stillQueued: number): <T>(commit:
         throw err;
       },
     );
+}
+
+/** An audit starts: returns its end, given its report (null: it failed or was stopped). */
+export function startAuditMetrics(): (report: { ok: boolean; events: number } | null) => void {
+  auditsRunning.inc();
+  const started = performance.now();
+  return (report) => {
+    auditsRunning.dec();
+    const seconds = (performance.now() - started) / 1000;
+    auditDuration.observe({ outcome: report === null ? 'failed' : report.ok ? 'ok' : 'mismatches' }, seconds);
+    if (report !== null && seconds > 0) auditEventsPerSecond.set(Math.round(report.events / seconds));
+  };
 }
 
 /** The lag of a subscription, read at each scrape; returns the unregistering. */

@@ -1,38 +1,63 @@
 import { Worker } from 'node:worker_threads';
 import type { EventStore } from '../eventstore/event-store';
-import { audit, type AuditReport } from './audit';
+import { startAuditMetrics } from '../metrics/metrics';
+import { audit, type AuditProgress, type AuditReport } from './audit';
 import type { AuditWorkerData, AuditWorkerMessage } from './audit-worker';
 
 /** Loads audit-worker.ts through tsx: a worker thread does not inherit its parent's loader. */
 const WORKER_BOOT = new URL('./audit-worker-boot.mjs', import.meta.url);
 
+export interface RunAuditOptions {
+  databaseUrl?: string;
+  onProgress?: (progress: AuditProgress) => void;
+  /** Ends the audit early (the instance is stopping): the worker is terminated, the promise rejects. */
+  signal?: AbortSignal;
+}
+
 /**
  * Runs the audit off the request path: on PostgreSQL in a worker thread with its own connections
  * (the replay's CPU would otherwise stall every request of this instance), on the embedded
- * database in process (it has one connection, which the audit's snapshot holds anyway).
+ * database in process (it has one connection, which the audit's snapshot holds anyway). Every
+ * audit of the instance goes through here, so its metrics count them all.
  */
-export function runAudit(store: EventStore, options: { databaseUrl?: string; onProgress?: (events: number) => void } = {}): Promise<AuditReport> {
-  if (store.sql.backend !== 'postgres' || !options.databaseUrl) return audit(store, options.onProgress);
-  const data: AuditWorkerData = { databaseUrl: options.databaseUrl };
+export async function runAudit(store: EventStore, options: RunAuditOptions = {}): Promise<AuditReport> {
+  const finished = startAuditMetrics();
+  try {
+    const report = await (store.sql.backend === 'postgres' && options.databaseUrl
+      ? auditInWorker({ databaseUrl: options.databaseUrl }, options)
+      : audit(store, options));
+    finished(report);
+    return report;
+  } catch (err) {
+    finished(null);
+    throw err;
+  }
+}
+
+function auditInWorker(data: AuditWorkerData, { onProgress, signal }: RunAuditOptions): Promise<AuditReport> {
+  signal?.throwIfAborted();
   const worker = new Worker(WORKER_BOOT, { workerData: data });
   return new Promise<AuditReport>((resolve, reject) => {
     let settled = false;
-    worker.on('message', (message: AuditWorkerMessage) => {
-      if (message.type === 'progress') options.onProgress?.(message.events);
-      else if (message.type === 'done') {
-        settled = true;
-        resolve(message.report);
-      } else {
-        settled = true;
-        reject(new Error(`the audit failed: ${message.message}`));
-      }
-    });
-    worker.on('error', (err) => {
+    const settle = (outcome: () => void) => {
+      if (settled) return;
       settled = true;
-      reject(err);
+      signal?.removeEventListener('abort', abort);
+      outcome();
+    };
+    const abort = () =>
+      settle(() => {
+        void worker.terminate();
+        reject(signal!.reason);
+      });
+    signal?.addEventListener('abort', abort, { once: true });
+    worker.on('message', (message: AuditWorkerMessage) => {
+      if (message.type === 'progress') {
+        if (!settled) onProgress?.(message.progress);
+      } else if (message.type === 'done') settle(() => resolve(message.report));
+      else settle(() => reject(new Error(`the audit failed: ${message.message}`)));
     });
-    worker.on('exit', (code) => {
-      if (!settled) reject(new Error(`the audit worker exited with ${code} before its report`));
-    });
+    worker.on('error', (err) => settle(() => reject(err)));
+    worker.on('exit', (code) => settle(() => reject(new Error(`the audit worker exited with ${code} before its report`))));
   });
 }

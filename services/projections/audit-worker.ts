@@ -1,20 +1,20 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { EventStore } from '../eventstore/event-store';
 import { createPgSql } from '../eventstore/sql-pg';
-import { audit } from './audit';
+import { audit, type AuditProgress, type AuditReport } from './audit';
 
 /**
  * The audit in a worker thread, on its own connections: the replay's CPU and its reads stay off
- * the event loop and the pool that serve requests. Posts `{type:'progress', events}` while it
- * reads the log, then `{type:'done', report}` or `{type:'failed', message}`.
+ * the event loop and the pool that serve requests. Posts `{type:'progress', progress}` as it goes,
+ * then `{type:'done', report}` or `{type:'failed', message}`.
  */
 export interface AuditWorkerData {
   databaseUrl: string;
 }
 
 export type AuditWorkerMessage =
-  | { type: 'progress'; events: number }
-  | { type: 'done'; report: Awaited<ReturnType<typeof audit>> }
+  | { type: 'progress'; progress: AuditProgress }
+  | { type: 'done'; report: AuditReport }
   | { type: 'failed'; message: string };
 
 async function main() {
@@ -23,7 +23,7 @@ async function main() {
   // Two connections: the replay's snapshot, and the usage catch-up that precedes it.
   const sql = createPgSql(databaseUrl, { max: 2 });
   try {
-    const report = await audit(new EventStore(sql), (events) => post({ type: 'progress', events }));
+    const report = await audit(new EventStore(sql), { onProgress: (progress) => post({ type: 'progress', progress }) });
     post({ type: 'done', report });
   } catch (err) {
     post({ type: 'failed', message: (err as Error).stack ?? String(err) });

@@ -39,6 +39,21 @@ export interface AuditReport {
   chains: { checked: number; broken: ChainBreak[] };
 }
 
+/** Where an audit stands: what an operator watching a long one is shown. */
+export interface AuditProgress {
+  /**
+   * `catching_up`: the usage subscription is brought to the log's end; `replaying`: the log is
+   * read and replayed; `comparing`: the projection tables are read and compared with the replay.
+   */
+  phase: 'catching_up' | 'replaying' | 'comparing';
+  /** Events read and replayed so far. */
+  events: number;
+  /** The log position of the last event read (0 before the first). */
+  position: number;
+  /** The last position of the log in the audit's snapshot: what it reads up to; null before the snapshot. */
+  head: number | null;
+}
+
 /** Events per read of the log: large pages, few round trips. */
 const AUDIT_PAGE = 5000;
 
@@ -322,8 +337,11 @@ export function atOrBefore(e: Pick<RecordedEvent, 'transactionId' | 'position'>,
  * tables are compared with exactly the events their checkpoint covers.
  * On the embedded database (one connection) other work waits while the audit runs.
  */
-export async function audit(store: EventStore, onProgress?: (done: number) => void): Promise<AuditReport> {
+export async function audit(store: EventStore, options: { onProgress?: (progress: AuditProgress) => void; signal?: AbortSignal } = {}): Promise<AuditReport> {
+  const { onProgress, signal } = options;
+  onProgress?.({ phase: 'catching_up', events: 0, position: 0, head: null });
   await catchUpToNow(store, usageProjection);
+  signal?.throwIfAborted();
   return store.sql.transaction(async (tx) => {
     await tx.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY');
     const { rows: cp } = await tx.query<{ transaction_id: string; position: number }>(
@@ -331,19 +349,30 @@ export async function audit(store: EventStore, onProgress?: (done: number) => vo
       [usageProjection.name],
     );
     const usageCheckpoint: Checkpoint = cp[0] ? { transactionId: cp[0].transaction_id, position: Number(cp[0].position) } : START;
+    const { rows: last } = await tx.query<{ head: string }>('SELECT coalesce(max(position), 0)::text AS head FROM events');
+    const head = Number(last[0]!.head);
+    onProgress?.({ phase: 'replaying', events: 0, position: 0, head });
 
     const state = new ReplayState();
     let events = 0;
+    let position = 0;
     // The next page is asked for before this one is replayed: the database reads while we compute.
     let next = readLogPage(tx, 0, AUDIT_PAGE);
     for (;;) {
       const page = await next;
       if (page.length === 0) break;
-      next = readLogPage(tx, page[page.length - 1]!.position, AUDIT_PAGE);
+      position = page[page.length - 1]!.position;
+      next = readLogPage(tx, position, AUDIT_PAGE);
       for (const e of page) state.apply(e, atOrBefore(e, usageCheckpoint));
       events += page.length;
-      onProgress?.(events);
+      onProgress?.({ phase: 'replaying', events, position, head });
+      if (signal?.aborted) {
+        // The page read ahead must settle before the transaction ends.
+        await next.catch(() => undefined);
+        signal.throwIfAborted();
+      }
     }
+    onProgress?.({ phase: 'comparing', events, position, head });
 
     const mismatches = [
       ...compareRows(

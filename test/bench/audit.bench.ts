@@ -8,18 +8,15 @@
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
-import { newEvent, streams } from '../../contracts/events';
-import { newRequestId } from '../../services/common/ids';
 import { EventStore } from '../../services/eventstore/event-store';
 import { migrate } from '../../services/eventstore/migrate';
 import { createPgSql } from '../../services/eventstore/sql-pg';
-import type { NewEvent } from '../../services/eventstore/types';
-import { chainLedgerEvents } from '../../services/ledger/ledger-chain';
 import { audit } from '../../services/projections/audit';
 import { runAudit } from '../../services/projections/audit-runner';
 import { INLINE_PROJECTIONS } from '../../services/projections/inline';
 import { catchUpToNow } from '../../services/projections/rebuild';
 import { usageProjection } from '../../services/projections/usage';
+import { writeChargedLog } from '../support/charged-log';
 import type { ChildMessage } from './server-child';
 import { benchSeconds, createScratchDatabase, fmt, machineLoad, table } from './support';
 
@@ -29,42 +26,6 @@ const ADMIN_TOKEN = 'bench-admin-token-'.padEnd(32, 'x');
 const EVENTS = Number(process.env.BENCH_AUDIT_EVENTS) || 200_000;
 const WORKSPACES = 50;
 const CONNECTIONS = 8;
-
-/** A log of charged calls: per workspace a creation and a grant, then charges with their completions, one in ten refunded. */
-async function generateLog(store: EventStore): Promise<number> {
-  let written = 0;
-  const perWorkspace = Math.ceil(EVENTS / WORKSPACES);
-  for (let w = 0; w < WORKSPACES; w++) {
-    const workspaceId = `ws_BENCH${String(w).padStart(20, '0')}`;
-    const stream = streams.workspace(workspaceId);
-    let last: string | null = null;
-    const append = async (events: NewEvent[]) => {
-      const chained = chainLedgerEvents(last, stream, events);
-      last = chained.lastHash;
-      await store.append(stream, chained.events);
-      written += events.length;
-    };
-    await append([
-      newEvent('WorkspaceCreated', { workspace_id: workspaceId, name: `bench ${w}`, max_concurrency: 8 }),
-      newEvent('CreditsGranted', { workspace_id: workspaceId, amount: 1_000_000, reason: null }),
-    ]);
-    let batch: NewEvent[] = [];
-    for (let i = 0; written < (w + 1) * perWorkspace && written + batch.length < EVENTS; i++) {
-      const requestId = newRequestId();
-      const call = { workspace_id: workspaceId, request_id: requestId, key_id: 'key_bench', operation: 'company' as const };
-      batch.push(newEvent('LookupCharged', { ...call, credits: 1 }, requestId));
-      const refunded = i % 10 === 0;
-      if (refunded) batch.push(newEvent('LookupRefunded', { ...call, credits: 1, cause: 'upstream_error' }, requestId));
-      batch.push(newEvent('LookupCompleted', { ...call, outcome: refunded ? 'error' : 'success', cache_status: 'HIT', credits_charged: refunded ? 0 : 1, error_code: refunded ? 'upstream_error' : null }, requestId));
-      if (batch.length >= 2000) {
-        await append(batch);
-        batch = [];
-      }
-    }
-    if (batch.length > 0) await append(batch);
-  }
-  return written;
-}
 
 async function startApi(databaseUrl: string): Promise<{ url: string; stop(): Promise<void> }> {
   const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: databaseUrl, ADMIN_TOKEN, LOG_LEVEL: 'silent', PORT: '0' };
@@ -128,25 +89,25 @@ async function main() {
     await migrate(sql);
     const store = new EventStore(sql, INLINE_PROJECTIONS);
     let started = performance.now();
-    const events = await generateLog(store);
+    const events = await writeChargedLog(store, { events: EVENTS, workspaces: WORKSPACES });
     console.log(`audit: generated ${fmt(events)} events on ${WORKSPACES} workspaces in ${fmt((performance.now() - started) / 1000, 1)} s (${machineLoad()})`);
 
     // The usage subscription's first catch-up over the whole log is not the audit's cost.
     await catchUpToNow(store, usageProjection);
     started = performance.now();
-    let lastProgress = 0;
-    const inProcess = await audit(store, (done) => (lastProgress = done));
+    let inProcessReports = 0;
+    const inProcess = await audit(store, { onProgress: () => inProcessReports++ });
     const inProcessSeconds = (performance.now() - started) / 1000;
     if (!inProcess.ok) throw new Error(`the generated log does not audit clean: ${JSON.stringify(inProcess).slice(0, 500)}`);
     started = performance.now();
-    const progress: number[] = [];
-    const inWorker = await runAudit(store, { databaseUrl: db.url, onProgress: (n) => progress.push(n) });
+    let workerReports = 0;
+    const inWorker = await runAudit(store, { databaseUrl: db.url, onProgress: () => workerReports++ });
     const workerSeconds = (performance.now() - started) / 1000;
     console.log(
       table([
         ['audit of the whole log', 'events', 'seconds', 'events/s', 'progress reports'],
-        ['in process', fmt(inProcess.events), fmt(inProcessSeconds, 2), fmt(inProcess.events / inProcessSeconds), fmt(lastProgress)],
-        ['worker thread', fmt(inWorker.events), fmt(workerSeconds, 2), fmt(inWorker.events / workerSeconds), fmt(progress.length)],
+        ['in process', fmt(inProcess.events), fmt(inProcessSeconds, 2), fmt(inProcess.events / inProcessSeconds), fmt(inProcessReports)],
+        ['worker thread', fmt(inWorker.events), fmt(workerSeconds, 2), fmt(inWorker.events / workerSeconds), fmt(workerReports)],
       ]),
     );
 

@@ -313,6 +313,88 @@ describe.runIf(available)('the workspace console in Chromium', { timeout: 60_000
     expect(audit.ok).toBe(true);
   });
 
+  it("shows the statement of a month, to the credit of the admin API's, with its CSV, chaining to the next month, on a phone too", async () => {
+    const figures = async (page: Page) => {
+      const read = async (id: string) => Number((await text(page, `#${id}`)).replace(/,/g, ''));
+      return {
+        opening_balance: await read('opening'),
+        credits_granted: await read('granted'),
+        charged: await read('charged'),
+        refunded: await read('refunded'),
+        closing_balance: await read('closing'),
+        calls: await read('calls'),
+      };
+    };
+    const adminStatement = (period: { from: string; to: string }, csv = false) =>
+      fetch(`${base}/admin/v1/workspaces/${workspaceA}/statement?from=${period.from}T00:00:00Z&to=${period.to}T00:00:00Z${csv ? '&format=csv' : ''}`, {
+        headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+      });
+    const shownPeriod = async (page: Page) => {
+      const [from, to] = (await page.locator('#statement').getAttribute('data-period'))!.split('/');
+      return { from: from!, to: to! };
+    };
+    const pick = (s: Record<string, unknown>) => ({
+      opening_balance: s.opening_balance, credits_granted: s.credits_granted, charged: s.charged, refunded: s.refunded, closing_balance: s.closing_balance, calls: s.calls,
+    });
+
+    // By default, the current UTC month, [its first day, the next month's first day).
+    await open(owner, '/console/statement');
+    const now = new Date();
+    const month = { from: new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1)).toISOString().slice(0, 10), to: new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1)).toISOString().slice(0, 10) };
+    expect(await shownPeriod(owner)).toEqual(month);
+    const expected: any = await (await adminStatement(month)).json();
+    expect(expected.calls).toBeGreaterThan(0);
+    expect(await figures(owner)).toEqual(pick(expected));
+    expect(await text(owner, '#identity')).toBe(
+      `opening ${expected.opening_balance} + granted ${expected.credits_granted} − charged ${expected.charged} + refunded ${expected.refunded} = closing ${expected.closing_balance}`,
+    );
+    const rows = await owner.locator('#statement-table tbody tr').evaluateAll((trs) => trs.map((tr) => [...(tr as any).children].map((td: any) => td.textContent)));
+    expect(rows).toEqual(expected.by_operation.map((o: any) => [o.operation, String(o.calls), String(o.charged), String(o.refunded)]));
+
+    // The CSV is the admin API's, one line per ledger entry.
+    const [download] = await Promise.all([owner.waitForEvent('download'), owner.getByRole('link', { name: 'Download CSV' }).click()]);
+    const csvPath = join(dataDir, 'statement.csv');
+    await download.saveAs(csvPath);
+    const csv = (await import('node:fs')).readFileSync(csvPath, 'utf8');
+    expect(csv).toBe(await (await adminStatement(month, true)).text());
+    expect(csv.trim().split('\r\n')).toHaveLength(1 + expected.entries);
+
+    // Adjacent months chain: the next month opens on this month's closing, the previous one closes on its opening.
+    await owner.getByRole('button', { name: 'Next month' }).click();
+    await expect.poll(() => shownPeriod(owner)).not.toEqual(month);
+    const next = await shownPeriod(owner);
+    expect(next.from).toBe(month.to);
+    expect(await figures(owner)).toEqual(pick((await (await adminStatement(next)).json()) as any));
+    expect((await figures(owner)).opening_balance).toBe(expected.closing_balance);
+    await owner.getByRole('button', { name: 'Previous month' }).click();
+    await expect.poll(() => shownPeriod(owner)).toEqual(month);
+    await owner.getByRole('button', { name: 'Previous month' }).click();
+    await expect.poll(() => shownPeriod(owner)).not.toEqual(month);
+    const previous = await shownPeriod(owner);
+    expect(previous.to).toBe(month.from);
+    expect((await figures(owner)).closing_balance).toBe(expected.opening_balance);
+    // The period is in the address: a reload shows the same one.
+    await owner.reload();
+    await owner.waitForFunction(() => (globalThis as any).document.body.dataset.ready === 'true');
+    expect(await shownPeriod(owner)).toEqual(previous);
+
+    // A custom period of days, chosen in the form; a backwards one is refused in the page.
+    await owner.getByLabel('From (UTC day, included)').fill(month.from);
+    await owner.getByLabel('To (UTC day, excluded)').fill(month.to);
+    await owner.getByRole('button', { name: 'Show' }).click();
+    await expect.poll(() => shownPeriod(owner)).toEqual(month);
+    expect(await owner.getByLabel('Month').inputValue()).toBe(month.from.slice(0, 7));
+    await owner.getByLabel('From (UTC day, included)').fill(month.to);
+    await owner.getByLabel('To (UTC day, excluded)').fill(month.from);
+    await owner.getByRole('button', { name: 'Show' }).click();
+    await expect.poll(() => owner.locator('#error').textContent()).toContain('must not be before');
+
+    // A member reads it too, on a phone: same figures, nothing wider than the screen.
+    await open(member, '/console/statement');
+    expect(await figures(member)).toEqual(pick(expected));
+    expect(await member.evaluate(() => (globalThis as any).document.documentElement.scrollWidth <= (globalThis as any).innerWidth)).toBe(true);
+  });
+
   it('refuses a state change without the session CSRF token, or from another origin', async () => {
     const before = (await inPage(owner, 'GET', '/console/v1/keys')).body.data.length;
     const noToken = await inPage(owner, 'POST', '/console/v1/keys', { body: { name: 'csrf' }, csrf: false });

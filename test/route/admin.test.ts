@@ -110,3 +110,56 @@ describe('finance: statements, balances at an instant, exports', () => {
     expect(errorOf(await t.call('GET', `/admin/v1/workspaces/${ws.id}/statement?from=yesterday&to=2025-01-01T00:00:00Z`, { headers: admin })).status).toBe(400);
   });
 });
+
+describe('audit jobs', () => {
+  /** The job until it is no longer running (the embedded database audits in process, in moments). */
+  async function finished(id: string) {
+    for (;;) {
+      const answer = await t.call('GET', `/admin/v1/audits/${id}`, { headers: admin });
+      expect(answer.statusCode, answer.body).toBe(200);
+      if (answer.json().state !== 'running') return answer.json();
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  }
+  const metric = async (line: RegExp) => Number(line.exec((await t.call('GET', '/metrics', { headers: admin })).body)?.[1] ?? 0);
+
+  it('202 starts one, with its Location; a start while it runs is 200 with the running one; when done, 200 with the report POST /admin/v1/audit gives', async () => {
+    const auditsBefore = await metric(/^lookup_api_audit_duration_seconds_count\{outcome="ok"\} (\d+)$/m);
+    const [first, second] = await Promise.all([t.call('POST', '/admin/v1/audits', { headers: admin }), t.call('POST', '/admin/v1/audits', { headers: admin })]);
+    expect(first!.statusCode, first!.body).toBe(202);
+    const job = first!.json();
+    expect(job).toMatchObject({ id: expect.stringMatching(/^aud_[0-9A-Z]{26}$/), state: 'running', finished_at: null, report: null, error: null });
+    expect(first!.headers.location).toBe(`/admin/v1/audits/${job.id}`);
+    expect(first!.headers['cache-control']).toBe('no-store');
+    expect(second!.statusCode, second!.body).toBe(200);
+    expect(second!.json().id).toBe(job.id);
+    expect(second!.headers.location).toBe(`/admin/v1/audits/${job.id}`);
+
+    const done = await finished(job.id);
+    const synchronous = (await t.call('POST', '/admin/v1/audit', { headers: admin })).json();
+    expect(done).toMatchObject({ state: 'done', phase: null, events_read: synchronous.events, position: done.head_position, percent: 100, error: null });
+    expect(done.report).toEqual(synchronous);
+    expect(Date.parse(done.finished_at) - Date.parse(done.started_at)).toBe(done.elapsed_ms);
+    // Both audits, the job's and the synchronous one, are measured; none runs now.
+    expect(await metric(/^lookup_api_audit_duration_seconds_count\{outcome="ok"\} (\d+)$/m)).toBe(auditsBefore + 2);
+    expect(await metric(/^lookup_api_audits_running (\d+)$/m)).toBe(0);
+    expect(await metric(/^lookup_api_audit_events_per_second (\d+)$/m)).toBeGreaterThan(0);
+
+    // Finished, it no longer blocks a new one.
+    const next = await t.call('POST', '/admin/v1/audits', { headers: admin });
+    expect(next.statusCode).toBe(202);
+    expect(next.json().id).not.toBe(job.id);
+    await finished(next.json().id);
+  });
+
+  it('400 for an id that is no id; 404 for a job this instance does not hold; 401 without the token', async () => {
+    const bad = await t.call('GET', `/admin/v1/audits/${'x'.repeat(101)}`, { headers: admin });
+    expect(errorOf(bad)).toMatchObject({ status: 400, code: 'invalid_request' });
+    expect(bad.json().error.details[0].field).toBe('id');
+    const unknown = await t.call('GET', '/admin/v1/audits/aud_01J00000000000000000000000', { headers: admin });
+    expect(errorOf(unknown)).toMatchObject({ status: 404, code: 'not_found' });
+    expect(unknown.json().error.reason).toBe('no_audit');
+    expect(errorOf(await t.call('POST', '/admin/v1/audits')).status).toBe(401);
+    expect(errorOf(await t.call('GET', '/admin/v1/audits/aud_01J00000000000000000000000')).status).toBe(401);
+  });
+});

@@ -1,10 +1,10 @@
 import fp from 'fastify-plugin';
 import { ApiError } from '../../../contracts/errors';
 import { ledgerExportPage, statement, usageExport, workspaceAt } from '../../finance/queries';
-import { STATEMENT_CSV_COLUMNS, statementCsvRow } from '../../finance/statement';
+import { forwardPeriod, statementCsv, statementCsvFileName } from '../../finance/statement';
 import { UnknownWorkspaceError } from '../../ledger/ledger';
-import { toCsv } from '../../members/overview';
 import { runAudit } from '../../projections/audit-runner';
+import { AuditJobs, FINISHED_AUDIT_JOBS_KEPT } from '../../projections/audit-jobs';
 import { route } from '../http/route';
 import { DEPS_PLUGIN } from '../plugins/deps';
 
@@ -17,6 +17,9 @@ export const adminRoutes = fp(
   async (app) => {
     const { deps } = app;
     const { ledger } = deps;
+    const audits = new AuditJobs((options) => runAudit(deps.store, { databaseUrl: deps.config.databaseUrl, ...options }));
+    // A job is lost with its instance: stopped before the connections close.
+    app.addHook('onClose', async () => audits.stop());
 
     route(app, 'adminCreateWorkspace', async ({ body }) => {
       const ws = await ledger.createWorkspace({ name: body.name, credits: body.credits, maxConcurrency: body.max_concurrency });
@@ -64,28 +67,37 @@ export const adminRoutes = fp(
     });
 
     route(app, 'adminStatement', async ({ params, query, reply }) => {
-      const { from, to } = period(query);
+      const { from, to } = forwardPeriod(query);
       const { statement: totals, lines } = await statement(deps.store.sql, params.id, from, to);
       if (query.format === 'json') return totals;
-      reply.header('Content-Disposition', `attachment; filename="statement-${params.id}-${query.from}-${query.to}.csv"`.replace(/:/g, ''));
-      return reply.type('text/csv; charset=utf-8').send(toCsv(STATEMENT_CSV_COLUMNS, lines.map(statementCsvRow)));
+      reply.header('Content-Disposition', `attachment; filename="${statementCsvFileName(params.id, query)}"`);
+      return reply.type('text/csv; charset=utf-8').send(statementCsv(lines));
     });
 
-    route(app, 'adminLedgerExport', async ({ query }) => ledgerExportPage(deps.store.sql, { ...period(query), after: query.after, limit: query.limit }));
+    route(app, 'adminLedgerExport', async ({ query }) => ledgerExportPage(deps.store.sql, { ...forwardPeriod(query), after: query.after, limit: query.limit }));
 
-    route(app, 'adminUsageExport', async ({ query }) => ({ data: await usageExport(deps.store.sql, period(query)) }));
+    route(app, 'adminUsageExport', async ({ query }) => ({ data: await usageExport(deps.store.sql, forwardPeriod(query)) }));
 
     route(app, 'adminAudit', async () => runAudit(deps.store, { databaseUrl: deps.config.databaseUrl }));
+
+    route(app, 'adminStartAudit', async ({ req, reply }) => {
+      const { job, started } = audits.start(req.log);
+      reply.header('Location', `/admin/v1/audits/${job.id}`);
+      if (!started) reply.status(200);
+      return job;
+    });
+
+    route(app, 'adminGetAudit', async ({ params }) => {
+      const job = audits.get(params.id);
+      if (!job) {
+        const message = `This instance holds no audit ${params.id}: jobs live in the memory of the instance that runs them (the last ${FINISHED_AUDIT_JOBS_KEPT} finished are kept); start another.`;
+        throw new ApiError('not_found', { message, reason: 'no_audit' });
+      }
+      return job;
+    });
 
     route(app, 'adminRelay', async () => (deps.relayLag ? { enabled: true, ...((await deps.relayLag()) as object) } : { enabled: false }));
   },
   { name: 'routes-admin', dependencies: [DEPS_PLUGIN] },
 );
 
-/** `[from, to)` as asked (text: the log records microseconds); a backwards period is the caller's mistake. */
-function period(query: { from: string; to: string }): { from: string; to: string } {
-  if (new Date(query.to) < new Date(query.from)) {
-    throw new ApiError('invalid_request', { details: [{ field: 'to', issue: 'too_small', message: '`to` must not be before `from`.' }] });
-  }
-  return { from: query.from, to: query.to };
-}

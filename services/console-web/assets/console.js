@@ -375,6 +375,77 @@
       await render();
     },
 
+    async statement() {
+      const form = $('#statement-period');
+      const dayOf = (date) => date.toISOString().slice(0, 10);
+      // A calendar month of UTC days, half-open: its first day to the next month's first day.
+      const monthPeriod = (month) => {
+        const [year, index] = month.split('-').map(Number);
+        return { from: dayOf(new Date(Date.UTC(year, index - 1, 1))), to: dayOf(new Date(Date.UTC(year, index, 1))) };
+      };
+      const stepMonth = (month, by) => {
+        const [year, index] = month.split('-').map(Number);
+        return dayOf(new Date(Date.UTC(year, index - 1 + by, 1))).slice(0, 7);
+      };
+      const showPeriod = (period) => {
+        form.elements.from.value = period.from;
+        form.elements.to.value = period.to;
+        const month = monthPeriod(period.from.slice(0, 7));
+        form.elements.month.value = month.from === period.from && month.to === period.to ? period.from.slice(0, 7) : '';
+      };
+      let shown = null;
+      const term = (label, value, id) => el('span', { class: 'term' }, el('span', { class: 'label', text: label }), ' ', el('strong', { id, text: fmt(value) }));
+      const render = async (period) => {
+        const query = new URLSearchParams({ from: `${period.from}T00:00:00Z`, to: `${period.to}T00:00:00Z` });
+        const s = await api('GET', `/console/v1/statement?${query}`);
+        showPeriod(period);
+        $('#statement-title').textContent = `${period.from} 00:00 UTC (included) to ${period.to} 00:00 UTC (excluded)`;
+        $('#opening').textContent = fmt(s.opening_balance);
+        $('#granted').textContent = fmt(s.credits_granted);
+        $('#charged').textContent = fmt(s.charged);
+        $('#refunded').textContent = fmt(s.refunded);
+        $('#closing').textContent = fmt(s.closing_balance);
+        $('#calls').textContent = fmt(s.calls);
+        // The service's own figures, laid out as the identity they satisfy.
+        $('#identity').replaceChildren(
+          term('opening', s.opening_balance, 'identity-opening'), ' + ',
+          term('granted', s.credits_granted, 'identity-granted'), ' − ',
+          term('charged', s.charged, 'identity-charged'), ' + ',
+          term('refunded', s.refunded, 'identity-refunded'), ' = ',
+          term('closing', s.closing_balance, 'identity-closing'),
+        );
+        fillBody(
+          $('#statement-table'),
+          s.by_operation.map((o) => el('tr', {}, cell(o.operation), cell(fmt(o.calls), 'num'), cell(fmt(o.charged), 'num'), cell(fmt(o.refunded), 'num'))),
+          'No calls charged in this period.',
+        );
+        $('#statement-table tfoot').replaceChildren(
+          el('tr', {}, el('th', { scope: 'row', text: 'Total' }), cell(fmt(s.calls), 'num'), cell(fmt(s.charged), 'num'), cell(fmt(s.refunded), 'num')),
+        );
+        $('#entries').textContent = s.entries === 0
+          ? 'No ledger entries in this period.'
+          : `${fmt(s.entries)} ledger ${s.entries === 1 ? 'entry' : 'entries'}, log positions ${s.first_position} to ${s.last_position}.`;
+        query.set('format', 'csv');
+        $('#statement-csv').href = `/console/v1/statement?${query}`;
+        history.replaceState(null, '', `/console/statement?${new URLSearchParams(period)}`);
+        $('#statement').dataset.period = `${period.from}/${period.to}`;
+        shown = period;
+      };
+      form.elements.month.addEventListener('change', () => {
+        if (/^\d{4}-\d\d$/.test(form.elements.month.value)) showPeriod(monthPeriod(form.elements.month.value));
+      });
+      form.addEventListener('submit', guarded(async (event) => {
+        event.preventDefault();
+        await render({ from: form.elements.from.value, to: form.elements.to.value });
+      }));
+      for (const [id, by] of [['#previous-month', -1], ['#next-month', 1]]) {
+        $(id).addEventListener('click', guarded(async () => render(monthPeriod(stepMonth((shown ? shown.from : dayOf(new Date())).slice(0, 7), by)))));
+      }
+      const params = new URLSearchParams(location.search);
+      const asked = params.get('from') && params.get('to') ? { from: params.get('from'), to: params.get('to') } : null;
+      await render(asked || monthPeriod(dayOf(new Date()).slice(0, 7)));
+    },
+
     async members() {
       const render = async () => {
         const data = await api('GET', '/console/v1/members');

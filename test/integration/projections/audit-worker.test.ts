@@ -4,7 +4,7 @@ import { migrate } from '../../../services/eventstore/migrate';
 import { createPgSql } from '../../../services/eventstore/sql-pg';
 import type { Sql } from '../../../services/eventstore/sql';
 import { Ledger } from '../../../services/ledger/ledger';
-import { audit } from '../../../services/projections/audit';
+import { audit, type AuditProgress } from '../../../services/projections/audit';
 import { runAudit } from '../../../services/projections/audit-runner';
 import { INLINE_PROJECTIONS } from '../../../services/projections/inline';
 import { createTestDatabase, serverUrl, type TestDatabase } from '../../support/servers';
@@ -31,11 +31,17 @@ describe.runIf(serverUrl('postgres'))('the audit in its worker thread on Postgre
   });
 
   it('gives the report the audit gives in process, with progress as it reads', async () => {
-    const progress: number[] = [];
-    const report = await runAudit(store, { databaseUrl: db.url, onProgress: (n) => progress.push(n) });
+    const progress: AuditProgress[] = [];
+    const report = await runAudit(store, { databaseUrl: db.url, onProgress: (p) => progress.push(p) });
     expect(report).toEqual(await audit(store));
     expect(report.ok).toBe(true);
-    expect(progress.at(-1)).toBe(report.events);
+    const { rows } = await sql.query<{ head: string }>('SELECT max(position)::text AS head FROM events');
+    const head = Number(rows[0]!.head);
+    // Catching up, then the log read page by page up to its head, then the comparison.
+    expect(progress[0]).toEqual({ phase: 'catching_up', events: 0, position: 0, head: null });
+    expect(progress[1]).toEqual({ phase: 'replaying', events: 0, position: 0, head });
+    expect(progress.at(-1)).toEqual({ phase: 'comparing', events: report.events, position: head, head });
+    expect(progress.filter((p) => p.phase === 'replaying').at(-1)).toEqual({ phase: 'replaying', events: report.events, position: head, head });
   }, 60_000);
 
   it('names the first broken link of a chain changed behind the service', async () => {

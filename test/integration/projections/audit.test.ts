@@ -22,7 +22,7 @@ describe.each(ledgerBackends())('the audit on $name', (backendDef) => {
 
   it('finds a clean log in order, counting its events and workspaces, with progress', async () => {
     const progress: number[] = [];
-    const report = await audit(backend.store, (done) => progress.push(done));
+    const report = await audit(backend.store, { onProgress: (p) => progress.push(p.events) });
     expect(report).toEqual({ ok: true, events: await eventCount(), workspaces: 3, mismatches: [], chains: { checked: 3, broken: [] } });
     expect(progress.at(-1)).toBe(report.events);
   });

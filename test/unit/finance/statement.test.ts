@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { replayWorkspace } from '../../../services/finance/as-of';
-import { statementOf, UnknownLedgerLineError, type StatementLine } from '../../../services/finance/statement';
+import { ApiError } from '../../../contracts/errors';
+import { forwardPeriod, statementCsv, statementCsvFileName, statementOf, UnknownLedgerLineError, type StatementLine } from '../../../services/finance/statement';
 import type { RecordedEvent } from '../../../services/eventstore/types';
 
 let position = 0;
@@ -36,6 +37,22 @@ describe('a statement', () => {
 
   it('given a line of a type the ledger does not hold, when totalled, then it refuses rather than drop it', () => {
     expect(() => statementOf('ws_1', PERIOD, 0, [line('LimitsChanged', 0)])).toThrow(UnknownLedgerLineError);
+  });
+});
+
+describe("a statement's period and CSV", () => {
+  it('given a period that runs forward or is empty, when checked, then it is kept as asked; given one that runs backwards, then it is refused on `to`', () => {
+    expect(forwardPeriod(PERIOD)).toEqual(PERIOD);
+    expect(forwardPeriod({ from: PERIOD.from, to: PERIOD.from })).toEqual({ from: PERIOD.from, to: PERIOD.from });
+    const backwards = () => forwardPeriod({ from: PERIOD.to, to: PERIOD.from });
+    expect(backwards).toThrow(ApiError);
+    expect(backwards).toThrow(expect.objectContaining({ code: 'invalid_request', details: [expect.objectContaining({ field: 'to', issue: 'too_small' })] }));
+  });
+
+  it('given lines, when written as CSV, then one line each under the header; the file is named without colons', () => {
+    const csv = statementCsv([{ ...line('LookupCharged', -3, 'person_name'), position: 7, request_id: 'req_1', key_id: 'key_1', balance_after: 5, event_hash: 'ab' }]);
+    expect(csv).toBe('position,recorded_at,type,operation,request_id,key_id,credits,balance_after,event_hash\r\n7,2025-06-01T00:00:00.000Z,LookupCharged,person_name,req_1,key_1,-3,5,ab\r\n');
+    expect(statementCsvFileName('ws_1', PERIOD)).toBe('statement-ws_1-2025-06-01T000000Z-2025-07-01T000000Z.csv');
   });
 });
 
