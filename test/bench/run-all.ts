@@ -29,7 +29,7 @@
 //   e) (a) again under node --cpu-prof, summarised by package and by function
 //   f) (a) on 2 instances of the service on the same database, Redis, workspace and key, the 64
 //      connections split 32 + 32 between two load generators running at once; with (a), (b) and
-//      (c) in the same rounds. Each instance's batching writer is read from its /metrics around
+//      (c) in the same rounds (the second instance idles through theirs). Each instance's batching writer is read from its /metrics around
 //      each slice (group commits per second, charges per commit, time per commit)
 //      After the rounds, Redis' keys of the run's API keys and workspaces, sampled during a 2 s load
 //      on both instances; after (e), rows, bytes and index sizes of the tables that grow per charged
@@ -37,8 +37,8 @@
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { readMainProfile, summarizeProfile, type ProfileSummary } from './cpu-profile';
