@@ -12,7 +12,8 @@
 //   BENCH_VARIANT=NAME=value            one more PostgreSQL instance with that setting, interleaved (A/B)
 //
 // A whole run writes its summary (machine, table, CPU per request per process from /proc, memory,
-// the issue-12 targets met or not, profile) between the markers of docs/performance.md.
+// the issue-12 targets met or not, group commits, storage, profile) between the markers of
+// docs/performance.md, and the scaling part (1 vs 2 instances, storage) between those of docs/scaling.md.
 //
 // Each server runs in its own child process (server-child.ts, forked); this process only drives
 // autocannon, so the load generator and the server never share an event loop (2 cores: one each).
@@ -26,15 +27,24 @@
 //   d) (a) and (c) on PGlite (embedded, in-process limits: the single-instance set-up), with the
 //      event-loop-delay shedding bound lifted, and (a) once more with default settings
 //   e) (a) again under node --cpu-prof, summarised by package and by function
+//   f) (a) on 2 instances of the service on the same database, Redis, workspace and key, the 64
+//      connections split 32 + 32 between two load generators running at once; with (a), (b) and
+//      (c) in the same rounds (the second instance idles through theirs). Each instance's batching writer is read from its /metrics around
+//      each slice (group commits per second, charges per commit, time per commit)
+//      After the rounds, Redis' keys of the run's API keys and workspaces, sampled during a 2 s load
+//      on both instances; after (e), rows, bytes and index sizes of the tables that grow per charged
+//      call (storage-figures.ts)
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { readMainProfile, summarizeProfile, type ProfileSummary } from './cpu-profile';
 import type { ChildMessage, ParentMessage } from './server-child';
 import { cpuBetween, machineDescription, postgresBackendsOf, postgresServerProcesses, readCpu, redisServer, rssMb, singleProcess, type ProcessGroup } from './proc-stats';
+import { measureStorage, type RedisKeySample, redisLines, sampleRedisKeys, type StorageFigures, storageLines } from './storage-figures';
 import { benchSeconds, createScratchDatabase, DATABASE_URL, fmt, machineLoad, ratio, REDIS_URL, table } from './support';
 
 const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url)).replace(/\/$/, '');
@@ -46,6 +56,8 @@ const RUN_DIR = resolve(REPO_ROOT, '.run', 'bench');
 const CONNECTIONS = 64;
 const ROUNDS = 2;
 const WARM_UP_SECONDS = 2;
+/** The short load on 2 instances during which Redis is sampled, halfway (its keys expire once idle). */
+const REDIS_SAMPLE_SECONDS = 2;
 const ADMIN_TOKEN = 'bench-admin-token-'.padEnd(32, 'x');
 const LOOKUP_BODY = JSON.stringify({ url: 'acme-robotics' });
 const CREDITS = 1_000_000_000;
@@ -55,7 +67,17 @@ const RATE_LIMIT_PER_MINUTE = 100_000;
 const CONFIG_VARIABLES = [
   'HOST', 'PORT', 'DATABASE_URL', 'DATA_DIR', 'REDIS_URL', 'KAFKA_BROKERS', 'SOURCE_URL', 'SOURCE_TIMEOUT_MS',
   'ADMIN_TOKEN', 'DOCS_URL', 'TRUST_PROXY', 'LOG_LEVEL', 'MAX_EVENT_LOOP_DELAY_MS', 'MAX_IN_FLIGHT',
+  'METRICS_PORT', 'ACCESS_LOG_SAMPLE', 'CACHE_INDEX_MAX_ENTRIES', 'CONCURRENCY_LEASE_MS', 'IDEMPOTENCY_LOCK_TTL_MS',
+  'ABANDONED_CHARGE_GRACE_MS', 'READY_MAX_LAG_EVENTS',
 ];
+
+/** Scenario names, looked up again for the ratios and the targets. */
+const PG_HIT = 'PostgreSQL+Redis, cache hit';
+const BARE = 'bare Fastify, same body';
+const PG_IDEMPOTENT = 'PostgreSQL+Redis, cache hit + Idempotency-Key';
+const PG_TWO_INSTANCES = 'PostgreSQL+Redis, cache hit, 2 instances on one database';
+const LITE_HIT = 'PGlite, cache hit (shedding bound lifted)';
+const LITE_IDEMPOTENT = 'PGlite, cache hit + Idempotency-Key (shedding bound lifted)';
 
 // ---------------------------------------------------------------------------------------------
 // Server children
@@ -159,16 +181,38 @@ interface Target {
   url: string;
   key: string;
   idempotent: boolean;
+  /** Which instance serves it, when a scenario loads several at once ('instance' when alone). */
+  label?: string;
   /** For charged lookups: the workspace whose balance shows what the run cost. */
   workspace?: Workspace;
+  /** For the service: its /metrics is read around each slice for the batching writer's group commits. */
+  metricsUrl?: string;
   /** The processes serving it, whose CPU time (from /proc) is counted per request. */
   processes?: ProcessGroup[];
+}
+
+/** The batching writer's counters on one instance (lookup_api_writer_* in services/metrics/metrics.ts). */
+interface WriterCounts {
+  batches: number;
+  jobs: number;
+  commits: number;
+  commitSeconds: number;
+}
+
+/** One instance's share of a scenario. */
+interface InstanceResult {
+  label: string;
+  requestsPerSecond: number;
+  p50: number;
+  p99: number;
+  /** Over the load windows; undefined for a process without the service's /metrics (bare route). */
+  writer?: WriterCounts & { seconds: number };
 }
 
 interface LoadResult {
   scenario: string;
   requestsPerSecond: number;
-  /** Of 2xx responses, as autocannon counts them. */
+  /** Of 2xx responses, every latency of every instance together (exact, not merged histograms). */
   p50: number;
   p99: number;
   total: number;
@@ -182,13 +226,43 @@ interface LoadResult {
   /** Credits the workspace lost (each 200 costs 1; requests still in flight when a slice ends count too). */
   creditsCharged?: number;
   load: string;
-  /** CPU µs per request of each serving process group. */
+  /** CPU µs per request of each serving process group (several instances: summed in one group). */
   cpuPerRequestUs: Map<string, number>;
+  instances: InstanceResult[];
+}
+
+const percentile = (sorted: number[], p: number) =>
+  sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]! : NaN;
+
+/** One instance's figures in one scenario, summed over its slices. */
+class InstanceTally {
+  readonly latencies: number[] = [];
+  responses = 0;
+  seconds = 0;
+  writer: (WriterCounts & { seconds: number }) | undefined;
+
+  constructor(readonly label: string) {}
+
+  addWriter(before: WriterCounts | undefined, after: WriterCounts | undefined, seconds: number) {
+    if (!before || !after) return;
+    const w = this.writer ?? { batches: 0, jobs: 0, commits: 0, commitSeconds: 0, seconds: 0 };
+    this.writer = {
+      batches: w.batches + after.batches - before.batches,
+      jobs: w.jobs + after.jobs - before.jobs,
+      commits: w.commits + after.commits - before.commits,
+      commitSeconds: w.commitSeconds + after.commitSeconds - before.commitSeconds,
+      seconds: w.seconds + seconds,
+    };
+  }
+
+  result(): InstanceResult {
+    const sorted = [...this.latencies].sort((a, b) => a - b);
+    return { label: this.label, requestsPerSecond: this.responses / this.seconds, p50: percentile(sorted, 50), p99: percentile(sorted, 99), writer: this.writer };
+  }
 }
 
 /** One scenario's figures, summed over its slices. */
 class Tally {
-  readonly latencies: number[] = [];
   seconds = 0;
   responses = 0;
   ok2xx = 0;
@@ -200,17 +274,23 @@ class Tally {
   readonly failureSamples = new Map<number, string>();
   readonly loads: number[] = [];
   readonly cpuSeconds = new Map<string, number>();
+  private readonly instances = new Map<string, InstanceTally>();
 
   constructor(readonly scenario: string) {}
 
+  instance(label: string): InstanceTally {
+    let instance = this.instances.get(label);
+    if (!instance) this.instances.set(label, (instance = new InstanceTally(label)));
+    return instance;
+  }
+
   result(): LoadResult {
-    const sorted = [...this.latencies].sort((a, b) => a - b);
-    const at = (p: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]! : NaN);
+    const sorted = [...this.instances.values()].flatMap((i) => i.latencies).sort((a, b) => a - b);
     return {
       scenario: this.scenario,
       requestsPerSecond: this.responses / this.seconds,
-      p50: at(50),
-      p99: at(99),
+      p50: percentile(sorted, 50),
+      p99: percentile(sorted, 99),
       total: this.responses,
       ok2xx: this.ok2xx,
       non2xx: this.non2xx,
@@ -221,8 +301,36 @@ class Tally {
       creditsCharged: this.creditsCharged,
       load: `load average ${Math.min(...this.loads).toFixed(1)}-${Math.max(...this.loads).toFixed(1)}`,
       cpuPerRequestUs: new Map([...this.cpuSeconds].map(([name, seconds]) => [name, (seconds / this.responses) * 1e6])),
+      instances: [...this.instances.values()].map((i) => i.result()),
     };
   }
+}
+
+/** The writer's counters from an instance's /metrics (admin token: it is served on the main port). */
+async function readWriterCounts(target: Target): Promise<WriterCounts | undefined> {
+  if (!target.metricsUrl) return undefined;
+  const response = await fetch(`${target.metricsUrl}/metrics`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+  if (!response.ok) throw new Error(`GET /metrics: ${response.status}`);
+  const text = await response.text();
+  const sample = (series: string, required: boolean) => {
+    const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+    if (!line && required) throw new Error(`/metrics has no ${series}: renamed in services/metrics/metrics.ts?`);
+    return line ? Number(line.slice(series.length + 1)) : 0;
+  };
+  return {
+    batches: sample('lookup_api_writer_batch_size_count', true),
+    jobs: sample('lookup_api_writer_batch_size_sum', true),
+    // A labelled series appears with its first observation.
+    commits: sample('lookup_api_writer_commit_duration_seconds_count{result="committed"}', false),
+    commitSeconds: sample('lookup_api_writer_commit_duration_seconds_sum{result="committed"}', false),
+  };
+}
+
+/** Groups of the same name (e.g. 'service' of two instances) become one, their processes summed. */
+function mergeGroups(groups: ProcessGroup[]): ProcessGroup[] {
+  const byName = new Map<string, ProcessGroup[]>();
+  for (const g of groups) byName.set(g.name, [...(byName.get(g.name) ?? []), g]);
+  return [...byName].map(([name, same]) => ({ name, pids: () => [...new Set(same.flatMap((g) => g.pids()))] }));
 }
 
 /**
@@ -230,17 +338,14 @@ class Tally {
  * a header (`[<id>]` replaced per request), so the client's per-request work is the same whether
  * the id is the Idempotency-Key or an inert header.
  */
-async function runSlice(target: Target, seconds: number, tally: Tally): Promise<void> {
+function loadTarget(target: Target, connections: number, seconds: number, instance: InstanceTally, failureSamples: Map<number, string>): Promise<autocannon.Result> {
   const headers: Record<string, string> = { 'content-type': 'application/json', authorization: `Bearer ${target.key}` };
   headers[target.idempotent ? 'idempotency-key' : 'x-bench-id'] = 'bench-[<id>]';
-  const balanceBefore = await target.workspace?.balance();
-  tally.loads.push(loadavg()[0]!);
-  const cpuBefore = readCpu(target.processes ?? []);
-  const result = await new Promise<autocannon.Result>((done, fail) => {
-    const instance = autocannon(
+  return new Promise<autocannon.Result>((done, fail) => {
+    const run = autocannon(
       {
         url: target.url,
-        connections: CONNECTIONS,
+        connections,
         pipelining: 1,
         duration: seconds,
         idReplacement: true,
@@ -253,35 +358,62 @@ async function runSlice(target: Target, seconds: number, tally: Tally): Promise<
             body: LOOKUP_BODY,
             // The first body of each failing status, to say why.
             onResponse: (status: number, body: string) => {
-              if (status >= 300 && !tally.failureSamples.has(status)) tally.failureSamples.set(status, body.slice(0, 300));
+              if (status >= 300 && !failureSamples.has(status)) failureSamples.set(status, body.slice(0, 300));
             },
           },
         ],
       },
       (err, res) => (err ? fail(err) : done(res)),
     );
-    // Every 2xx latency, so slices of one scenario combine into exact percentiles.
-    instance.on('response', (_client, statusCode, _bytes, responseTime) => {
-      if (statusCode >= 200 && statusCode < 300) tally.latencies.push(responseTime);
+    // Every 2xx latency, so slices (and instances) of one scenario combine into exact percentiles.
+    run.on('response', (_client, statusCode, _bytes, responseTime) => {
+      if (statusCode >= 200 && statusCode < 300) instance.latencies.push(responseTime);
     });
   });
-  for (const [name, seconds] of cpuBetween(cpuBefore, readCpu(target.processes ?? []))) {
-    tally.cpuSeconds.set(name, (tally.cpuSeconds.get(name) ?? 0) + seconds);
+}
+
+/**
+ * One slice of a scenario. Several targets (instances) are loaded at once, the CONNECTIONS split
+ * evenly between their load generators, so 2 instances take the same total load as 1.
+ */
+async function runSlice(load: Target | Target[], seconds: number, tally: Tally): Promise<void> {
+  const targets = Array.isArray(load) ? load : [load];
+  const workspaces = [...new Set(targets.flatMap((t) => (t.workspace ? [t.workspace] : [])))];
+  const processes = mergeGroups(targets.flatMap((t) => t.processes ?? []));
+  const balancesBefore = await Promise.all(workspaces.map((w) => w.balance()));
+  const writerBefore = await Promise.all(targets.map(readWriterCounts));
+  tally.loads.push(loadavg()[0]!);
+  const cpuBefore = readCpu(processes);
+  const results = await Promise.all(
+    targets.map((t) => loadTarget(t, CONNECTIONS / targets.length, seconds, tally.instance(t.label ?? 'instance'), tally.failureSamples)),
+  );
+  for (const [name, spent] of cpuBetween(cpuBefore, readCpu(processes))) {
+    tally.cpuSeconds.set(name, (tally.cpuSeconds.get(name) ?? 0) + spent);
   }
   tally.loads.push(loadavg()[0]!);
-  tally.seconds += result.duration;
-  tally.responses += result['1xx'] + result['2xx'] + result['3xx'] + result['4xx'] + result['5xx'];
-  tally.ok2xx += result['2xx'];
-  tally.non2xx += result.non2xx;
-  tally.errors += result.errors;
-  tally.timeouts += result.timeouts;
-  for (const [code, stat] of Object.entries(result.statusCodeStats ?? {})) {
-    tally.statusCounts.set(code, (tally.statusCounts.get(code) ?? 0) + (stat.count ?? 0));
+  // Let in-flight charges land before reading the balance and the writer's counters.
+  if (workspaces.length > 0) await new Promise((r) => setTimeout(r, 500));
+  const writerAfter = await Promise.all(targets.map(readWriterCounts));
+  tally.seconds += Math.max(...results.map((r) => r.duration));
+  for (const [i, result] of results.entries()) {
+    const instance = tally.instance(targets[i]!.label ?? 'instance');
+    const responses = result['1xx'] + result['2xx'] + result['3xx'] + result['4xx'] + result['5xx'];
+    instance.responses += responses;
+    instance.seconds += result.duration;
+    instance.addWriter(writerBefore[i], writerAfter[i], result.duration);
+    tally.responses += responses;
+    tally.ok2xx += result['2xx'];
+    tally.non2xx += result.non2xx;
+    tally.errors += result.errors;
+    tally.timeouts += result.timeouts;
+    for (const [code, stat] of Object.entries(result.statusCodeStats ?? {})) {
+      tally.statusCounts.set(code, (tally.statusCounts.get(code) ?? 0) + (stat.count ?? 0));
+    }
   }
-  if (target.workspace && balanceBefore !== undefined) {
-    // Let in-flight charges land before reading the balance.
-    await new Promise((r) => setTimeout(r, 500));
-    tally.creditsCharged = (tally.creditsCharged ?? 0) + balanceBefore - (await target.workspace.balance());
+  if (workspaces.length > 0) {
+    const balancesAfter = await Promise.all(workspaces.map((w) => w.balance()));
+    const spent = balancesBefore.reduce((sum, before, i) => sum + before - balancesAfter[i]!, 0);
+    tally.creditsCharged = (tally.creditsCharged ?? 0) + spent;
   }
 }
 
@@ -289,7 +421,7 @@ async function runSlice(target: Target, seconds: number, tally: Tally): Promise<
  * Scenarios compared with one another run interleaved (A B C A B C), half of the time each round,
  * so a change in background load (other processes on 2 cores) hits them alike.
  */
-async function interleave(scenarios: { name: string; target: Target }[], seconds: number): Promise<LoadResult[]> {
+async function interleave(scenarios: { name: string; target: Target | Target[] }[], seconds: number): Promise<LoadResult[]> {
   const tallies = scenarios.map((s) => new Tally(s.name));
   // Untimed: connections, pools, JIT and caches settle before anything counts.
   for (const { target } of scenarios) await runSlice(target, WARM_UP_SECONDS, new Tally('warm-up'));
@@ -307,13 +439,24 @@ async function interleave(scenarios: { name: string; target: Target }[], seconds
   return results;
 }
 
-/** A target for charged lookups: a fresh key (full rate-limit bucket), its cache entry checked. */
-async function chargedTarget(api: ServerChild, ws: Workspace, name: string, idempotent: boolean, servers: ProcessGroup[] = []): Promise<Target> {
+/**
+ * Charged targets on one or more instances of one database: one fresh key (a full rate-limit
+ * bucket) shared by all, as one client behind a load balancer; the cache entry checked through each.
+ */
+async function chargedTargets(instances: ServerChild[], ws: Workspace, name: string, idempotent: boolean, servers: ProcessGroup[] = []): Promise<Target[]> {
   const key = await ws.newKey(name);
-  const warm = await lookupOnce(api.url, key);
-  if (warm.cache !== 'HIT') throw new Error(`${name}: expected a cache HIT before the load, got ${warm.cache}`);
-  return { url: api.url, key, idempotent, workspace: ws, processes: [singleProcess('service', api.pid), ...servers] };
+  const targets: Target[] = [];
+  for (const [i, api] of instances.entries()) {
+    const label = instances.length === 1 ? 'instance' : `instance ${i + 1}`;
+    const warm = await lookupOnce(api.url, key);
+    if (warm.cache !== 'HIT') throw new Error(`${name}, ${label}: expected a cache HIT before the load, got ${warm.cache}`);
+    targets.push({ url: api.url, key, idempotent, label, workspace: ws, metricsUrl: api.url, processes: [singleProcess('service', api.pid), ...servers] });
+  }
+  return targets;
 }
+
+const chargedTarget = async (api: ServerChild, ws: Workspace, name: string, idempotent: boolean, servers: ProcessGroup[] = []) =>
+  (await chargedTargets([api], ws, name, idempotent, servers))[0]!;
 
 // ---------------------------------------------------------------------------------------------
 
@@ -323,6 +466,8 @@ async function benchPostgres(seconds: number) {
   let hitBody: unknown;
   let profile: { summary: ProfileSummary; result: LoadResult } | undefined;
   let memory: MemoryRun | undefined;
+  let storage: StorageFigures | undefined;
+  let redisKeys: RedisKeySample[] | undefined;
   try {
     const env = { PORT: '0', DATABASE_URL: database.url, REDIS_URL, ADMIN_TOKEN, LOG_LEVEL: 'silent' };
     // BENCH_ONLY=profile: only the profiled run below (a quick look at where the CPU goes).
@@ -336,21 +481,30 @@ async function benchPostgres(seconds: number) {
       const idempotent = await chargedTarget(api, ws, 'hit-idempotent', true, servers);
       hitBody = (await lookupOnce(api.url, hit.key)).body;
       const bare = await startChild('bare', { BENCH_BARE_BODY: JSON.stringify(hitBody) });
+      // A second instance on the same database, Redis and workspace: the scaling scenario.
+      const second = await startChild('api', env);
       // BENCH_VARIANT=NAME=value: one more instance on the same database with that variable set,
       // interleaved with the others (A/B of a change behind a temporary switch).
       const variantEnv = process.env.BENCH_VARIANT?.split('=');
       const variant = variantEnv ? await startChild('api', { ...env, [variantEnv[0]!]: variantEnv.slice(1).join('=') }) : undefined;
       try {
-        const scenarios = [
-          { name: 'PostgreSQL+Redis, cache hit', target: hit },
-          { name: 'bare Fastify, same body', target: { url: bare.url, key: hit.key, idempotent: false, processes: [singleProcess('service', bare.pid)] } },
-          { name: 'PostgreSQL+Redis, cache hit + Idempotency-Key', target: idempotent },
+        const twoInstances = await chargedTargets([api, second], ws, 'two-instances', false, servers);
+        const scenarios: { name: string; target: Target | Target[] }[] = [
+          { name: PG_HIT, target: hit },
+          { name: BARE, target: { url: bare.url, key: hit.key, idempotent: false, processes: [singleProcess('service', bare.pid)] } },
+          { name: PG_IDEMPOTENT, target: idempotent },
+          { name: PG_TWO_INSTANCES, target: twoInstances },
         ];
         if (variant) scenarios.push({ name: `PostgreSQL+Redis, cache hit, ${process.env.BENCH_VARIANT}`, target: await chargedTarget(variant, ws, 'variant', false, servers) });
         results = await interleave(scenarios, seconds);
+        [redisKeys] = await Promise.all([
+          sleep(REDIS_SAMPLE_SECONDS * 500).then(() => sampleRedisKeys(database.url, REDIS_URL)),
+          runSlice(twoInstances, REDIS_SAMPLE_SECONDS, new Tally('Redis sample')),
+        ]);
         memory = await memoryRun(hit, api.pid, benchSeconds(60, 'BENCH_MEMORY_SECONDS'));
       } finally {
         await bare.stop();
+        await second.stop();
         await variant?.stop();
       }
     } finally {
@@ -371,8 +525,8 @@ async function benchPostgres(seconds: number) {
       const target = await chargedTarget(profiled, profiledWs, 'profiled', false);
       await runSlice(target, WARM_UP_SECONDS, new Tally('warm-up'));
       const startUs = await profiled.mark('start');
-      // No balance reads around this run: the window holds the load and nothing else.
-      await runSlice({ ...target, workspace: undefined }, seconds, tally);
+      // No balance or /metrics reads around this run: the window holds the load and nothing else.
+      await runSlice({ ...target, workspace: undefined, metricsUrl: undefined }, seconds, tally);
       window = { startUs, endUs: await profiled.mark('end') };
     } finally {
       await profiled.stop();
@@ -380,10 +534,11 @@ async function benchPostgres(seconds: number) {
     const result = tally.result();
     console.log(`  ${result.scenario}: ${fmt(result.requestsPerSecond)} req/s, non-2xx ${result.non2xx}; profile under ${profileDir} (gitignored)`);
     profile = { summary: summarizeProfile(readMainProfile(profileDir), REPO_ROOT, window), result };
+    storage = await measureStorage(database.url);
   } finally {
     await database.drop();
   }
-  return { results, hitBody, profile, memory };
+  return { results, hitBody, profile, memory, storage, redisKeys };
 }
 
 interface MemoryRun {
@@ -441,11 +596,12 @@ async function benchPglite(seconds: number) {
 
 function printHttpResults(results: LoadResult[], hitBody: unknown) {
   const by = (scenario: string) => results.find((r) => r.scenario === scenario);
-  const pgHit = by('PostgreSQL+Redis, cache hit');
-  const bare = by('bare Fastify, same body');
-  const pgIdem = by('PostgreSQL+Redis, cache hit + Idempotency-Key');
-  const liteHit = by('PGlite, cache hit (shedding bound lifted)');
-  const liteIdem = by('PGlite, cache hit + Idempotency-Key (shedding bound lifted)');
+  const pgHit = by(PG_HIT);
+  const bare = by(BARE);
+  const pgIdem = by(PG_IDEMPOTENT);
+  const pgTwo = by(PG_TWO_INSTANCES);
+  const liteHit = by(LITE_HIT);
+  const liteIdem = by(LITE_IDEMPOTENT);
   const rate = (a: LoadResult | undefined, b: LoadResult | undefined) => (a && b ? ratio(a.requestsPerSecond, b.requestsPerSecond) : '-');
 
   say(`\n== HTTP: POST /v1/company ${LOOKUP_BODY}, ${CONNECTIONS} connections, pipelining 1 ==`);
@@ -466,6 +622,7 @@ function printHttpResults(results: LoadResult[], hitBody: unknown) {
   say(`  with Idempotency-Key / without (PostgreSQL+Redis)       ${rate(pgIdem, pgHit)}`);
   say(`  with Idempotency-Key / without (PGlite, bound lifted)   ${rate(liteIdem, liteHit)}`);
   say(`  PGlite (bound lifted) / PostgreSQL+Redis (cache hit)    ${rate(liteHit, pgHit)}`);
+  say(`  2 instances / 1 instance on one database (cache hit)    ${rate(pgTwo, pgHit)}`);
   const bad = results.filter((r) => r.non2xx > 0 || r.errors > 0);
   say(bad.length === 0 ? 'every response was 2xx' : `NOT every response was 2xx: ${bad.map((r) => r.scenario).join(', ')}`);
 }
@@ -475,6 +632,63 @@ const report: string[] = [];
 function say(line: string) {
   console.log(line);
   report.push(line);
+}
+
+/** Lines written to docs/scaling.md as well. */
+const scalingReport: string[] = [];
+function sayScaling(line: string) {
+  say(line);
+  scalingReport.push(line);
+}
+
+/**
+ * What one PostgreSQL primary does for 1 and 2 instances: throughput, latency, CPU per request and
+ * the batching writers' group commits (from each instance's /metrics); then what the run stored.
+ */
+function printScaling(results: LoadResult[], storage: StorageFigures | undefined, redisKeys: RedisKeySample[] | undefined) {
+  const by = (scenario: string) => results.find((r) => r.scenario === scenario);
+  const [one, two] = [by(PG_HIT), by(PG_TWO_INSTANCES)];
+  sayScaling(`\n== Group commit on one PostgreSQL primary: 1 and 2 instances, one workspace, ${CONNECTIONS} connections in all ==`);
+  const perSecond = (n: number, seconds: number) => fmt(n / seconds);
+  const rows: (string | number)[][] = [
+    ['scenario / instance', 'req/s', 'p50 ms', 'p99 ms', 'commits/s', 'charges per commit', 'ms per commit', 'in a transaction'],
+  ];
+  const writerCells = (w: InstanceResult['writer'], seconds = w?.seconds ?? NaN) =>
+    w ? [perSecond(w.commits, seconds), (w.jobs / w.batches).toFixed(1), fmt((1000 * w.commitSeconds) / w.commits, 1), `${fmt((100 * w.commitSeconds) / seconds)}%`] : ['-', '-', '-', '-'];
+  for (const r of results.filter((x) => x.instances.some((i) => i.writer))) {
+    if (r.instances.length === 1) {
+      rows.push([r.scenario, fmt(r.requestsPerSecond), fmt(r.p50, 1), fmt(r.p99, 1), ...writerCells(r.instances[0]!.writer)]);
+      continue;
+    }
+    const writers = r.instances.flatMap((i) => (i.writer ? [i.writer] : []));
+    const sum = (pick: (w: WriterCounts) => number) => writers.reduce((a, w) => a + pick(w), 0);
+    // Both instances' load generators ran the same seconds at once: the window is one instance's.
+    const seconds = writers[0]!.seconds;
+    rows.push([`${r.scenario} (together)`, fmt(r.requestsPerSecond), fmt(r.p50, 1), fmt(r.p99, 1),
+      ...writerCells({ batches: sum((w) => w.batches), jobs: sum((w) => w.jobs), commits: sum((w) => w.commits), commitSeconds: sum((w) => w.commitSeconds), seconds }, seconds)]);
+    for (const i of r.instances) rows.push([`  ${i.label}`, fmt(i.requestsPerSecond), fmt(i.p50, 1), fmt(i.p99, 1), ...writerCells(i.writer)]);
+  }
+  sayScaling(table(rows));
+  sayScaling(
+    '(p50/p99 of several instances: every response of both together, exact; commits and charges from lookup_api_writer_batch_size and ' +
+      '_commit_duration_seconds of each /metrics; ms per commit: BEGIN to COMMIT, waits for the workspace row lock included; ' +
+      '"in a transaction": share of the time a writer had one open, summed over instances)',
+  );
+  if (one && two) {
+    const cpu = (r: LoadResult) => [...r.cpuPerRequestUs].map(([name, us]) => `${name.replace(/ \(.*$/, '')} ${fmt(us)}`).join(', ');
+    const totalCpu = (r: LoadResult) => fmt([...r.cpuPerRequestUs.values()].reduce((a, b) => a + b, 0));
+    sayScaling(`2 instances / 1 instance: ${ratio(two.requestsPerSecond, one.requestsPerSecond)} in req/s`);
+    sayScaling(`server CPU per request (µs, /proc): 1 instance ${totalCpu(one)} (${cpu(one)}); 2 instances ${totalCpu(two)} (${cpu(two)})`);
+    sayScaling(`machine load: 1 instance ${one.load}, 2 instances ${two.load}`);
+  }
+  if (storage) {
+    sayScaling('\n== Storage after the run (the scratch database of the PostgreSQL scenarios, before it is dropped) ==');
+    for (const line of storageLines(storage)) sayScaling(line);
+  }
+  if (redisKeys) {
+    sayScaling(`\nRedis keys naming the run's API keys or workspaces, ${REDIS_SAMPLE_SECONDS / 2} s into a ${REDIS_SAMPLE_SECONDS} s load on both instances:`);
+    for (const line of redisLines(redisKeys)) sayScaling(line);
+  }
 }
 
 interface Targets {
@@ -489,9 +703,9 @@ interface Targets {
 /** Server CPU per request, per process group, from /proc; and the issue's targets, met or not. */
 function printCpuAndTargets(results: LoadResult[], memory: MemoryRun | undefined) {
   const by = (scenario: string) => results.find((r) => r.scenario === scenario);
-  const pgHit = by('PostgreSQL+Redis, cache hit');
-  const bare = by('bare Fastify, same body');
-  const liteHit = by('PGlite, cache hit (shedding bound lifted)');
+  const pgHit = by(PG_HIT);
+  const bare = by(BARE);
+  const liteHit = by(LITE_HIT);
   say('\n== Server CPU per request (user + system, from /proc; µs) ==');
   const rows: (string | number)[][] = [['scenario', 'process', 'µs per request']];
   for (const r of results) {
@@ -503,6 +717,7 @@ function printCpuAndTargets(results: LoadResult[], memory: MemoryRun | undefined
     if (r.cpuPerRequestUs.size > 1) rows.push([r.scenario, 'total', fmt(total)]);
   }
   say(table(rows));
+  if (results.some((r) => r.instances.length > 1)) say('(several instances: "service" is their processes together)');
   const total = (r: LoadResult | undefined) => (r ? [...r.cpuPerRequestUs.values()].reduce((a, b) => a + b, 0) : NaN);
   say('(redis-server and the postgres server processes are shared with anything else using those servers meanwhile)');
 
@@ -536,12 +751,13 @@ function printCpuAndTargets(results: LoadResult[], memory: MemoryRun | undefined
   ]));
 }
 
-const DOC = resolve(REPO_ROOT, 'docs', 'performance.md');
+const PERFORMANCE_DOC = resolve(REPO_ROOT, 'docs', 'performance.md');
+const SCALING_DOC = resolve(REPO_ROOT, 'docs', 'scaling.md');
 const BEGIN = '<!-- bench:begin (written by npm run bench; edit outside these markers) -->';
 const END = '<!-- bench:end -->';
 
-/** Replaces the bench's section of docs/performance.md (the rest of the page is written by hand). */
-function writeDoc(seconds: number) {
+/** Replaces the bench's section of a page (the rest of the page is written by hand). */
+function writeDoc(doc: string, lines: string[], seconds: number) {
   const section = [
     BEGIN,
     '',
@@ -549,17 +765,17 @@ function writeDoc(seconds: number) {
     `Machine: ${machineDescription()}; ${machineLoad()} at the end.`,
     '',
     '```',
-    ...report,
+    ...lines,
     '```',
     '',
     END,
   ].join('\n');
-  const page = existsSync(DOC) ? readFileSync(DOC, 'utf8') : `# Performance\n\n${BEGIN}\n${END}\n`;
+  const page = existsSync(doc) ? readFileSync(doc, 'utf8') : `${BEGIN}\n${END}\n`;
   const from = page.indexOf(BEGIN);
   const to = page.indexOf(END);
   const next = from >= 0 && to > from ? page.slice(0, from) + section + page.slice(to + END.length) : `${page}\n${section}\n`;
-  writeFileSync(DOC, next);
-  console.log(`\nfigures written to ${DOC}`);
+  writeFileSync(doc, next);
+  console.log(`\nfigures written to ${doc}`);
 }
 
 function printProfile(profile: { summary: ProfileSummary; result: LoadResult }) {
@@ -604,14 +820,18 @@ async function main() {
   console.log(`Lookup API benchmark: ${seconds} s per scenario, ${CONNECTIONS} connections; PostgreSQL ${DATABASE_URL}, Redis ${REDIS_URL}; ${machineLoad()}`);
   // BENCH_ONLY=postgres or pglite: that half alone (quick looks; the table then lacks the other rows).
   const only = process.env.BENCH_ONLY;
-  const pg = only === 'pglite' ? { results: [], hitBody: undefined, profile: undefined, memory: undefined } : await benchPostgres(seconds);
+  const pg = only === 'pglite' ? { results: [], hitBody: undefined, profile: undefined, memory: undefined, storage: undefined, redisKeys: undefined } : await benchPostgres(seconds);
   const lite = only === 'postgres' || only === 'profile' ? [] : await benchPglite(seconds);
   say(`Machine: ${machineDescription()}`);
   printHttpResults([...pg.results, ...lite], pg.hitBody);
   printCpuAndTargets([...pg.results, ...lite], pg.memory);
+  printScaling([...pg.results, ...lite], pg.storage, pg.redisKeys);
   if (pg.profile) printProfile(pg.profile);
   // A partial run (BENCH_ONLY, BENCH_VARIANT) does not replace the figures of a whole one.
-  if (!only && !process.env.BENCH_VARIANT) writeDoc(seconds);
+  if (!only && !process.env.BENCH_VARIANT) {
+    writeDoc(PERFORMANCE_DOC, report, seconds);
+    writeDoc(SCALING_DOC, scalingReport, seconds);
+  }
 
   if (process.env.BENCH_SKIP_EVENTSTORE === '1') {
     console.log('\n(event-store bench skipped: run `npm run bench:eventstore`)');
