@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { ZodOpenApiOperationObject, ZodOpenApiPathsObject, ZodOpenApiResponsesObject } from 'zod-openapi';
 import type { ErrorCode } from './errors';
-import { LedgerResponse, StatementQuery, StatementResponse, UsageRow } from './http';
+import { LedgerResponse, OperationName, RATE_LIMIT_PER_MINUTE_DEFAULT, StatementQuery, StatementResponse, UsageRow } from './http';
 import { text } from './text';
 
 /**
@@ -20,89 +20,163 @@ const idString = () => text({ max: 200, kind: 'id' });
 const password = () => z.string().max(4096);
 const keyName = () => text({ max: 200, kind: 'line' });
 
-export const InvitationCreateRequest = z.strictObject({ email: email(), role: Role.default('member') });
+// Fields that repeat across answers and paths, described once.
+const MemberId = z.string().meta({ description: 'The member id (`mem_…`).' });
+const MemberEmail = z.string().meta({ description: 'The email the member signs in with, lower-cased.' });
+const WorkspaceId = z.string().meta({ description: 'The workspace id (`ws_…`).' });
+const InvitationId = z.string().meta({ description: 'The invitation id (`inv_…`).' });
+const InvitedEmail = z.string().meta({ description: 'The invited email, lower-cased: the member will sign in with it.' });
+const InvitationExpiresAt = isoDateTime().meta({ description: 'When the link stops working: 7 days after the invitation (ISO 8601, UTC).' });
+const InvitationToken = text({ max: 100, kind: 'id' }).meta({ description: 'The `token` of the one-time link (`/console/accept?token=…`).' });
+const KeyId = z.string().meta({ description: 'The key id (`key_…`).' });
+const KeyPrefix = z.string().meta({ description: 'The first 12 characters of the key (`lk_live_` and 4 more), to recognise it by.' });
+const KeyNameOrNull = z.string().nullable().meta({ description: 'The name given to the key; null when it has none.' });
+const KeyCreatedAt = isoDateTime().meta({ description: 'When the key was created (ISO 8601, UTC).' });
+
+export const InvitationCreateRequest = z.strictObject({
+  email: email().meta({ description: 'The email of the person to invite: they will sign in with it. An email that is already a member\'s, here or in another workspace, is 400 `invalid_request`.' }),
+  role: Role.default('member'),
+});
 export const InvitationCreatedResponse = z.strictObject({
-  invitation_id: z.string(),
-  email: z.string(),
+  invitation_id: InvitationId,
+  email: InvitedEmail,
   role: Role,
-  expires_at: isoDateTime(),
+  expires_at: InvitationExpiresAt,
   link: z.string().meta({ description: 'The one-time link: it works once, for 7 days. Shown only in this answer.' }),
 });
 
-export const SignInRequest = z.strictObject({ email: email(), password: password() });
-export const AcceptInvitationRequest = z.strictObject({ token: text({ max: 100, kind: 'id' }), password: password() });
-export const InvitationLookupQuery = z.strictObject({ token: text({ max: 100, kind: 'id' }) });
-export const PasswordChangeRequest = z.strictObject({ current_password: password(), new_password: password() });
+export const SignInRequest = z.strictObject({
+  email: email().meta({ description: 'The email the member was invited with (any case).' }),
+  password: password().meta({ description: "The member's password." }),
+});
+export const AcceptInvitationRequest = z.strictObject({
+  token: InvitationToken,
+  password: password().meta({ description: 'The password to sign in with from now on. One the password rule refuses (too short, too long, only spaces) is 400 `invalid_request` with details.' }),
+});
+export const InvitationLookupQuery = z.strictObject({ token: InvitationToken });
+export const PasswordChangeRequest = z.strictObject({
+  current_password: password().meta({ description: 'The password the member signs in with now; a wrong one is 401 `unauthorized`.' }),
+  new_password: password().meta({ description: 'The password from now on, under the same rule as when accepting an invitation. Every other session of the member ends.' }),
+});
 
 export const SessionResponse = z.strictObject({
-  member: z.strictObject({ id: z.string(), email: z.string(), role: Role }),
-  workspace: z.strictObject({ id: z.string(), name: z.string() }),
+  member: z.strictObject({ id: MemberId, email: MemberEmail, role: Role }).meta({ description: 'The signed-in member.' }),
+  workspace: z
+    .strictObject({ id: WorkspaceId, name: z.string().meta({ description: 'The workspace name.' }) })
+    .meta({ description: "The member's workspace: every key and number of the console is this workspace's." }),
   csrf_token: z.string().meta({ description: `Send it back as \`${CSRF_HEADER}\` on every POST, PATCH and DELETE.` }),
 });
 
-export const InvitationPreview = z.strictObject({ email: z.string(), role: Role, workspace_name: z.string(), expires_at: isoDateTime() });
+export const InvitationPreview = z.strictObject({
+  email: InvitedEmail,
+  role: Role,
+  workspace_name: z.string().meta({ description: 'The name of the workspace the invitation is to.' }),
+  expires_at: InvitationExpiresAt,
+});
 
-export const ConsoleKeyCreateRequest = z.strictObject({ name: keyName().optional() });
-export const ConsoleKeyRenameRequest = z.strictObject({ name: keyName().nullable() });
+export const ConsoleKeyCreateRequest = z.strictObject({ name: keyName().optional().meta({ description: 'A name to tell the key by (one line of text); without it, the key has none.' }) });
+export const ConsoleKeyRenameRequest = z.strictObject({ name: keyName().nullable().meta({ description: 'The new name (one line of text), or null to remove the name.' }) });
 export const ConsoleKey = z.strictObject({
-  id: z.string(),
-  prefix: z.string(),
-  name: z.string().nullable(),
-  created_at: isoDateTime(),
+  id: KeyId,
+  prefix: KeyPrefix,
+  name: KeyNameOrNull,
+  created_at: KeyCreatedAt,
   created_by: z.string().nullable().meta({ description: 'Email of the member who created it in the console; null for an operator.' }),
-  last_used_at: isoDateTime().nullable(),
-  revoked_at: isoDateTime().nullable(),
+  last_used_at: isoDateTime()
+    .nullable()
+    .meta({ description: "When the key last made an authenticated request of any kind (ISO 8601, UTC; written about once a second); null when it never has." }),
+  revoked_at: isoDateTime().nullable().meta({ description: 'When the key was revoked (ISO 8601, UTC); null while it works.' }),
 });
-export const ConsoleKeyList = z.strictObject({ data: z.array(ConsoleKey) });
+export const ConsoleKeyList = z.strictObject({ data: z.array(ConsoleKey).meta({ description: 'Every key of the workspace, revoked ones included, oldest first.' }) });
 export const ConsoleKeyCreated = z.strictObject({
-  id: z.string(),
+  id: KeyId,
   key: z.string().meta({ description: 'The full key: shown only in this answer.' }),
-  prefix: z.string(),
-  name: z.string().nullable(),
-  rate_limit_per_minute: z.int(),
-  created_at: isoDateTime(),
-  created_by: z.string(),
+  prefix: KeyPrefix,
+  name: KeyNameOrNull,
+  rate_limit_per_minute: z.int().meta({ description: `Requests per minute the key may make: ${RATE_LIMIT_PER_MINUTE_DEFAULT} for a key made in the console.` }),
+  created_at: KeyCreatedAt,
+  created_by: z.string().meta({ description: 'Email of the member who created it: the signed-in member.' }),
 });
-export const ConsoleKeyRevoked = z.strictObject({ id: z.string(), revoked_at: isoDateTime() });
+export const ConsoleKeyRevoked = z.strictObject({
+  id: KeyId,
+  revoked_at: isoDateTime().meta({ description: 'When the key was revoked (ISO 8601, UTC); revoking it again answers with the first revocation.' }),
+});
 
 export const OverviewResponse = z.strictObject({
-  balance: z.int(),
+  balance: z.int().meta({ description: 'The workspace balance now, in credits.' }),
   spent_today: z.int().meta({ description: 'Credits charged minus refunded, this UTC day.' }),
-  spent_this_month: z.int(),
-  days: z.array(
-    z.strictObject({
-      day: z.iso.date(),
-      operations: z.array(z.strictObject({ operation: z.string(), calls: z.int(), credits: z.int() })),
-    }),
-  ),
-  recent_errors: z.array(
-    z.strictObject({ request_id: z.string(), key_id: z.string(), operation: z.string(), error_code: z.string(), recorded_at: isoDateTime() }),
-  ),
+  spent_this_month: z.int().meta({ description: 'Credits charged minus refunded, this UTC calendar month so far.' }),
+  days: z
+    .array(
+      z.strictObject({
+        day: z.iso.date().meta({ description: 'The UTC day (`YYYY-MM-DD`).' }),
+        operations: z
+          .array(
+            z.strictObject({
+              operation: OperationName,
+              calls: z.int().meta({ description: 'Calls of the operation run that day, whatever they ended in.' }),
+              credits: z.int().meta({ description: 'Credits charged minus refunded that day.' }),
+            }),
+          )
+          .meta({ description: 'Each operation used that day, by name; empty for a day without any.' }),
+      }),
+    )
+    .meta({ description: 'The last 30 UTC days, oldest first, today included.' }),
+  recent_errors: z
+    .array(
+      z.strictObject({
+        request_id: z.string().meta({ description: "The call's request id (its `X-Request-Id`)." }),
+        key_id: z.string().meta({ description: 'The key that made the call.' }),
+        operation: OperationName,
+        error_code: z.string().meta({ description: 'The `error.code` the call was answered with, e.g. `not_found` or `timeout` (GET /v1/errors lists them).' }),
+        recorded_at: isoDateTime().meta({ description: 'When the call ended (ISO 8601, UTC).' }),
+      }),
+    )
+    .meta({ description: 'The last 10 calls answered with an error code, not-founds included, newest first.' }),
 });
 
 const queryDay = () => z.iso.date();
+// Metadata rather than described schemas: an optional parameter takes its description from its outer schema only.
+const FIRST_DAY = { description: 'The first UTC day (`YYYY-MM-DD`), included.' };
+const LAST_DAY = { description: 'The last UTC day (`YYYY-MM-DD`), included.' };
 export const ConsoleUsageQuery = z.strictObject({
-  key_id: idString().optional(),
-  operation: text({ max: 50, kind: 'id' }).optional(),
-  from: queryDay().optional(),
-  to: queryDay().optional(),
+  key_id: idString().optional().meta({ description: "Only this key's rows: a key id of the workspace (another is 404 `not_found`)." }),
+  operation: text({ max: 50, kind: 'id' }).optional().meta({ description: "Only this operation's rows." }),
+  from: queryDay().optional().meta(FIRST_DAY),
+  to: queryDay().optional().meta(LAST_DAY),
 });
-export const ConsoleUsageResponse = z.strictObject({ data: z.array(UsageRow) });
+export const ConsoleUsageResponse = z.strictObject({
+  data: z.array(UsageRow).meta({ description: 'One row per UTC day, key and operation used, oldest day first.' }),
+});
 
 const queryInt = (min: number, max: number) => z.string().regex(/^\d{1,16}$/).transform(Number).pipe(z.int().min(min).max(max));
 export const ConsoleLedgerQuery = z.strictObject({
-  request_id: idString().optional(),
-  after: queryInt(0, Number.MAX_SAFE_INTEGER).optional(),
-  limit: queryInt(1, 500).default(50),
+  request_id: idString().optional().meta({ description: "Only this request id's entries: a call's charge and its refund." }),
+  after: queryInt(0, Number.MAX_SAFE_INTEGER).optional().meta({ description: 'Entries after this log position: the `next` of the page before.' }),
+  limit: queryInt(1, 500).default(50).meta({ description: 'Entries per page, 1–500. Default 50.' }),
 });
-export const ConsoleLedgerCsvQuery = z.strictObject({ from: queryDay(), to: queryDay() });
+export const ConsoleLedgerCsvQuery = z.strictObject({
+  from: queryDay().meta(FIRST_DAY),
+  to: queryDay().meta({ description: 'The last UTC day (`YYYY-MM-DD`), included; not before `from`.' }),
+});
 
 export const MemberPatchRequest = z.strictObject({ role: Role });
 export const MembersResponse = z.strictObject({
-  members: z.array(z.strictObject({ id: z.string(), email: z.string(), role: Role, joined_at: isoDateTime() })),
-  invitations: z.array(
-    z.strictObject({ id: z.string(), email: z.string(), role: Role, invited_by: z.string(), created_at: isoDateTime(), expires_at: isoDateTime() }),
-  ),
+  members: z
+    .array(z.strictObject({ id: MemberId, email: MemberEmail, role: Role, joined_at: isoDateTime().meta({ description: 'When they accepted the invitation (ISO 8601, UTC).' }) }))
+    .meta({ description: 'The active members, in the order they joined.' }),
+  invitations: z
+    .array(
+      z.strictObject({
+        id: InvitationId,
+        email: InvitedEmail,
+        role: Role,
+        invited_by: z.string().meta({ description: 'Who invited: a member id (`mem_…`), or `operator` when the operator did through the admin API.' }),
+        created_at: isoDateTime().meta({ description: 'When the invitation was made (ISO 8601, UTC).' }),
+        expires_at: InvitationExpiresAt,
+      }),
+    )
+    .meta({ description: 'Invitations not yet accepted, cancelled or expired, oldest first.' }),
 });
 
 // ---------- OpenAPI ----------
@@ -123,7 +197,7 @@ export function consoleOpenApiPaths(docsUrl: string, errorResponses: ErrorRespon
     operationId: string,
     summary: string,
     success: { status: string; schema?: z.ZodType; description?: string },
-    extra: { body?: z.ZodType; query?: z.ZodObject; codes?: ErrorCode[]; open?: boolean; csv?: boolean; path?: boolean } = {},
+    extra: { body?: z.ZodType; query?: z.ZodObject; codes?: ErrorCode[]; open?: boolean; csv?: boolean; path?: z.ZodString } = {},
   ): ZodOpenApiOperationObject => {
     const codes: ErrorCode[] = ['invalid_request', ...(extra.open ? [] : (['unauthorized', 'forbidden'] as ErrorCode[])), ...(extra.codes ?? []), 'rate_limited', 'internal_error', 'service_unavailable'];
     const content = {
@@ -136,7 +210,7 @@ export function consoleOpenApiPaths(docsUrl: string, errorResponses: ErrorRespon
       summary,
       description: `${summary}. ${extra.open ? 'Open: no session needed.' : `Needs the console session cookie; a POST, PATCH or DELETE also needs \`${CSRF_HEADER}\`.`}`,
       security: extra.open ? [] : [{ consoleSession: [] }],
-      ...(extra.query || extra.path ? { requestParams: { ...(extra.query ? { query: extra.query } : {}), ...(extra.path ? { path: z.object({ id: z.string() }) } : {}) } } : {}),
+      ...(extra.query || extra.path ? { requestParams: { ...(extra.query ? { query: extra.query } : {}), ...(extra.path ? { path: z.object({ id: extra.path }) } : {}) } } : {}),
       ...(extra.body ? { requestBody: { required: true, content: { 'application/json': { schema: extra.body } } } } : {}),
       responses: {
         [success.status]: { description: success.description ?? summary, ...(Object.keys(content).length > 0 ? { content } : {}) },
@@ -166,10 +240,10 @@ export function consoleOpenApiPaths(docsUrl: string, errorResponses: ErrorRespon
       post: op('consoleCreateKey', 'Create a key: the full key is in this answer only', { status: '201', schema: ConsoleKeyCreated }, { body: ConsoleKeyCreateRequest }),
     },
     '/console/v1/keys/{id}': {
-      patch: op('consoleRenameKey', 'Rename a key', { status: '200', schema: ConsoleKey }, { body: ConsoleKeyRenameRequest, codes: ['not_found'], path: true }),
+      patch: op('consoleRenameKey', 'Rename a key', { status: '200', schema: ConsoleKey }, { body: ConsoleKeyRenameRequest, codes: ['not_found'], path: KeyId }),
     },
     '/console/v1/keys/{id}/revoke': {
-      post: op('consoleRevokeKey', 'Revoke a key: its next call gets 401 on every instance', { status: '200', schema: ConsoleKeyRevoked }, { codes: ['not_found'], path: true }),
+      post: op('consoleRevokeKey', 'Revoke a key: its next call gets 401 on every instance', { status: '200', schema: ConsoleKeyRevoked }, { codes: ['not_found'], path: KeyId }),
     },
     '/console/v1/usage': {
       get: op('consoleUsage', 'Usage per day, key and operation (the admin API\'s rows)', { status: '200', schema: ConsoleUsageResponse }, { query: ConsoleUsageQuery, codes: ['not_found'] }),
@@ -192,14 +266,14 @@ export function consoleOpenApiPaths(docsUrl: string, errorResponses: ErrorRespon
       get: op('consoleMembers', 'Members and pending invitations', { status: '200', schema: MembersResponse }),
     },
     '/console/v1/members/{id}': {
-      patch: op('consoleChangeRole', 'Change a member\'s role (owners only; one owner always stays)', none, { body: MemberPatchRequest, codes: ['not_found'], path: true }),
-      delete: op('consoleRemoveMember', 'Remove a member: their sessions end at once (owners only)', none, { codes: ['not_found'], path: true }),
+      patch: op('consoleChangeRole', 'Change a member\'s role (owners only; one owner always stays)', none, { body: MemberPatchRequest, codes: ['not_found'], path: MemberId }),
+      delete: op('consoleRemoveMember', 'Remove a member: their sessions end at once (owners only)', none, { codes: ['not_found'], path: MemberId }),
     },
     '/console/v1/invitations': {
       post: op('consoleInvite', 'Invite someone (owners only): the answer carries the one-time link', { status: '201', schema: InvitationCreatedResponse }, { body: InvitationCreateRequest }),
     },
     '/console/v1/invitations/{id}': {
-      delete: op('consoleCancelInvitation', 'Cancel a pending invitation (owners only)', none, { codes: ['not_found'], path: true }),
+      delete: op('consoleCancelInvitation', 'Cancel a pending invitation (owners only)', none, { codes: ['not_found'], path: InvitationId }),
     },
   };
 }

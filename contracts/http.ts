@@ -432,14 +432,17 @@ export const UsageQuery = z.strictObject({
   to: queryDay().optional(),
 });
 
+/** The operation of usage, overview and statement rows: typed as a string there, its values named in words. */
+export const OperationName = z.string().meta({ description: `The operation: ${Operation.options.map((o) => `\`${o}\``).join(', ')}.` });
+
 export const UsageRow = z.strictObject({
-  day: isoDate(),
-  key_id: z.string().nullable(),
-  operation: z.string(),
-  calls: nonNegativeInt(),
-  credits_charged: nonNegativeInt(),
-  credits_refunded: nonNegativeInt(),
-  errors: nonNegativeInt(),
+  day: isoDate().meta({ description: 'The UTC day (`YYYY-MM-DD`).' }),
+  key_id: z.string().nullable().meta({ description: 'The key that made the calls.' }),
+  operation: OperationName,
+  calls: nonNegativeInt().meta({ description: 'Calls run that day, whatever they ended in (a call refused before running, e.g. 400 or 402, is not counted).' }),
+  credits_charged: nonNegativeInt().meta({ description: 'Credits charged that day.' }),
+  credits_refunded: nonNegativeInt().meta({ description: 'Credits refunded that day.' }),
+  errors: nonNegativeInt().meta({ description: 'Of those calls, the ones that ended in an error (a not-found is not one).' }),
 });
 
 export const UsageResponse = z.strictObject({ data: z.array(UsageRow) });
@@ -461,17 +464,17 @@ export const LedgerQuery = z.strictObject({
 });
 
 export const LedgerEntry = z.strictObject({
-  position: nonNegativeInt(),
+  position: nonNegativeInt().meta({ description: "The event's position in the log: unique and increasing." }),
   type: z.string().meta({ description: 'The event type, e.g. CreditsGranted, LookupCharged, LookupRefunded.' }),
-  request_id: z.string().nullable(),
-  key_id: z.string().nullable(),
+  request_id: z.string().nullable().meta({ description: "The call's request id for a charge or refund; null for a grant." }),
+  key_id: z.string().nullable().meta({ description: 'The key that made the call; null for a grant.' }),
   credits: z.int().meta({ description: 'Signed: positive adds to the balance, negative draws on it.' }),
-  balance_after: nonNegativeInt(),
-  recorded_at: isoDateTime(),
+  balance_after: nonNegativeInt().meta({ description: 'The workspace balance right after this entry, in credits.' }),
+  recorded_at: isoDateTime().meta({ description: 'When the event was recorded (ISO 8601, UTC).' }),
 });
 
 export const LedgerResponse = z.strictObject({
-  data: z.array(LedgerEntry),
+  data: z.array(LedgerEntry).meta({ description: 'The entries, oldest first (by log position).' }),
   next: nonNegativeInt().nullable().meta({ description: 'The `after` value of the next page; null on the last page.' }),
 });
 
@@ -487,27 +490,27 @@ export const StatementQuery = z.strictObject({
 });
 
 export const StatementOperation = z.strictObject({
-  operation: z.string(),
-  calls: nonNegativeInt(),
-  charged: nonNegativeInt(),
-  refunded: nonNegativeInt(),
+  operation: OperationName,
+  calls: nonNegativeInt().meta({ description: 'Calls of the operation charged in the period.' }),
+  charged: nonNegativeInt().meta({ description: 'Credits charged in the period.' }),
+  refunded: nonNegativeInt().meta({ description: 'Credits refunded in the period.' }),
 });
 
 export const StatementResponse = z
   .strictObject({
-    workspace_id: z.string(),
-    from: isoDateTime(),
-    to: isoDateTime(),
+    workspace_id: z.string().meta({ description: 'The workspace id (`ws_…`).' }),
+    from: isoDateTime().meta({ description: 'Start of the period, included, as asked.' }),
+    to: isoDateTime().meta({ description: 'End of the period, excluded, as asked.' }),
     opening_balance: nonNegativeInt().meta({ description: 'The sum of every ledger entry recorded before `from`.' }),
-    credits_granted: nonNegativeInt(),
-    charged: nonNegativeInt(),
-    refunded: nonNegativeInt(),
+    credits_granted: nonNegativeInt().meta({ description: 'Credits granted in the period.' }),
+    charged: nonNegativeInt().meta({ description: 'Credits charged in the period.' }),
+    refunded: nonNegativeInt().meta({ description: 'Credits refunded in the period.' }),
     closing_balance: nonNegativeInt().meta({ description: 'opening_balance + credits_granted − charged + refunded; the next period\'s opening balance.' }),
     calls: nonNegativeInt().meta({ description: 'Calls charged in the period.' }),
-    by_operation: z.array(StatementOperation),
+    by_operation: z.array(StatementOperation).meta({ description: 'Calls and credits per operation with a charge or refund in the period, by name.' }),
     entries: nonNegativeInt().meta({ description: 'Ledger entries (events) in the period: the lines of `format=csv`.' }),
-    first_position: nonNegativeInt().nullable(),
-    last_position: nonNegativeInt().nullable(),
+    first_position: nonNegativeInt().nullable().meta({ description: "The log position of the period's first entry; null when it has none." }),
+    last_position: nonNegativeInt().nullable().meta({ description: "The log position of the period's last entry; null when it has none." }),
   })
   .meta({ description: 'What the ledger did over `[from, to)`.' });
 
