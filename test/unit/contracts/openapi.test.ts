@@ -31,6 +31,54 @@ function deref(node: Json): Json {
     .reduce((acc: Json, key: string) => acc[key], doc);
 }
 
+/** A schema is described by its own description, its `$ref` target's, or a described member of a union. */
+function isDescribed(schema: Json): boolean {
+  const target = deref(schema);
+  if (typeof schema.description === 'string' || typeof target?.description === 'string') return true;
+  return [...(schema.allOf ?? []), ...(schema.anyOf ?? []), ...(schema.oneOf ?? [])].some((member: Json) => typeof deref(member)?.description === 'string');
+}
+
+/**
+ * Every place of the document a client reads without a description: operations, parameters,
+ * headers and the properties of every schema, however deep. Examples are values, not schemas.
+ */
+function undescribed(document: Json): string[] {
+  const missing: string[] = [];
+  const walk = (node: unknown, at: string): void => {
+    if (node === null || typeof node !== 'object') return;
+    // Arrays too: their entries are keyed by index.
+    for (const [key, value] of Object.entries<any>(node)) {
+      if (key === 'example' || key === 'examples') continue;
+      if (key === 'properties' && value !== null && typeof value === 'object') {
+        for (const [name, property] of Object.entries<any>(value)) {
+          if (!isDescribed(property)) missing.push(`${at}/properties/${name}`);
+          walk(property, `${at}/properties/${name}`);
+        }
+      } else {
+        walk(value, `${at}/${key}`);
+      }
+    }
+  };
+  for (const [path, operations] of Object.entries<Json>(document.paths)) {
+    for (const [method, op] of Object.entries<Json>(operations)) {
+      const at = `${method.toUpperCase()} ${path}`;
+      if (typeof op.description !== 'string') missing.push(`${at} (operation)`);
+      for (const parameter of (op.parameters ?? []).map(deref)) {
+        if (typeof parameter.description !== 'string' && !isDescribed(parameter.schema ?? {})) missing.push(`${at} parameter ${parameter.in} ${parameter.name}`);
+      }
+      for (const [status, response] of Object.entries<Json>(op.responses)) {
+        for (const [name, header] of Object.entries<Json>(deref(response).headers ?? {})) {
+          const resolved = deref(header);
+          if (typeof resolved.description !== 'string' && !isDescribed(resolved.schema ?? {})) missing.push(`${at} ${status} header ${name}`);
+        }
+      }
+    }
+  }
+  walk(document.paths, '#/paths');
+  walk(document.components, '#/components');
+  return missing;
+}
+
 describe('buildOpenApiDocument', () => {
   it('is an OpenAPI 3.1 document of version 1.0.0 with the given server', () => {
     expect(doc.openapi).toMatch(/^3\.1\.\d+$/);
@@ -133,6 +181,10 @@ describe('buildOpenApiDocument', () => {
     const example = doc.paths['/v1/company'].post.responses['401'].content['application/json'].examples.unauthorized.value;
     expect(example.error.doc_url).toBe('https://api.example.org/docs/errors#unauthorized');
     expect(example.meta.credits_remaining).toBeNull();
+  });
+
+  it('describes every operation, parameter, header and schema property', () => {
+    expect(undescribed(doc)).toEqual([]);
   });
 
   it('only refers to components that exist', () => {
