@@ -81,9 +81,14 @@ export async function startServer(config: Config): Promise<RunningServer> {
     }
     let cacheIndex: CacheIndexMemory | undefined;
     if (config.cacheIndexMaxEntries > 0) {
-      cacheIndex = new CacheIndexMemory(sql, config.cacheIndexMaxEntries);
-      await cacheIndex.start();
-      closers.push(() => cacheIndex!.stop());
+      const index = new CacheIndexMemory(sql, config.cacheIndexMaxEntries);
+      await index.start();
+      const stopForgetting = store.onAppended((committed) => index.forgetChangedBy(committed));
+      closers.push(async () => {
+        stopForgetting();
+        await index.stop();
+      });
+      cacheIndex = index;
     }
     const source = createHttpSource({ baseUrl: sourceUrl, timeoutMs: config.sourceTimeoutMs });
     const lookups = new LookupService(sql, ledger, instrumentedSource(source), undefined, cacheIndex);

@@ -1,3 +1,4 @@
+import type { EventData } from '../../contracts/events';
 import type { Sql } from '../eventstore/sql';
 import type { CachedEntry } from './decider';
 
@@ -5,6 +6,13 @@ import type { CachedEntry } from './decider';
 export const CACHE_CHANGES_CHANNEL = 'cache_index_changes';
 
 export const DEFAULT_CACHE_INDEX_MAX_ENTRIES = 10_000;
+
+/** The cache aliases an event rewrites: what the cache projection announces, and what an instance drops. */
+export function cacheAliasesChangedBy(event: { type: string; data: unknown }): string[] {
+  if (event.type === 'ProfileFetched') return (event.data as EventData<'ProfileFetched'>).aliases;
+  if (event.type === 'ProfileNotFound') return [(event.data as EventData<'ProfileNotFound'>).alias];
+  return [];
+}
 
 /**
  * The cache index (alias → entry) served from process memory, so a cache hit reads no SQL.
@@ -76,6 +84,15 @@ export class CacheIndexMemory {
     const entry = await readFromDatabase(alias);
     if (entry && this.listening && this.invalidations === before && this.maxEntries > 0) this.keep(alias, entry);
     return entry;
+  }
+
+  /**
+   * This instance's own commits: their aliases are dropped at once, before the answers that follow
+   * them go out, rather than when their NOTIFY comes back (a HIT right after a REFRESH made here
+   * would otherwise be answered from the copy the REFRESH replaced).
+   */
+  forgetChangedBy(committed: readonly { type: string; data: unknown }[]): void {
+    for (const event of committed) for (const alias of cacheAliasesChangedBy(event)) this.forget(alias);
   }
 
   forget(alias: string): void {

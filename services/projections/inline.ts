@@ -1,7 +1,7 @@
 import type { EventData } from '../../contracts/events';
 import type { InlineProjection } from '../eventstore/event-store';
 import type { RecordedEvent } from '../eventstore/types';
-import { CACHE_CHANGES_CHANNEL } from '../lookup/cache-index-memory';
+import { CACHE_CHANGES_CHANNEL, cacheAliasesChangedBy } from '../lookup/cache-index-memory';
 import { MEMBERS_PROJECTION_TABLES, membersProjection } from '../members/projection';
 import { projectionOf } from './handlers';
 import { planLedgerWrites, workspacesTouched, type WorkspaceRow } from './ledger-plan';
@@ -106,7 +106,7 @@ export const cacheProjection = projectionOf('cache_index', {
       [d.aliases, d.kind, d.entity, d.fetched_at, e.position],
     );
     // Instances keeping the index in memory drop these aliases once this commits.
-    await tx.query('SELECT pg_notify($1, a) FROM unnest($2::text[]) AS a', [CACHE_CHANGES_CHANNEL, d.aliases]);
+    await tx.query('SELECT pg_notify($1, a) FROM unnest($2::text[]) AS a', [CACHE_CHANGES_CHANNEL, cacheAliasesChangedBy(e)]);
   },
   async ProfileNotFound(tx, e: RecordedEvent<EventData<'ProfileNotFound'>>) {
     const d = e.data;
@@ -118,7 +118,7 @@ export const cacheProjection = projectionOf('cache_index', {
        WHERE cache_aliases.position < EXCLUDED.position`,
       [d.alias, d.kind, d.code, d.reason, d.fetched_at, e.position],
     );
-    await tx.query('SELECT pg_notify($1, $2)', [CACHE_CHANGES_CHANNEL, d.alias]);
+    await tx.query('SELECT pg_notify($1, a) FROM unnest($2::text[]) AS a', [CACHE_CHANGES_CHANNEL, cacheAliasesChangedBy(e)]);
   },
 });
 

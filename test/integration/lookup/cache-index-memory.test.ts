@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Sql } from '../../../services/eventstore/sql';
 import { createPgliteSql } from '../../../services/eventstore/sql-pglite';
-import { CACHE_CHANGES_CHANNEL, CacheIndexMemory } from '../../../services/lookup/cache-index-memory';
+import { CACHE_CHANGES_CHANNEL, CacheIndexMemory, cacheAliasesChangedBy } from '../../../services/lookup/cache-index-memory';
 import type { CachedEntry } from '../../../services/lookup/decider';
 
 const profile = (fetchedAt: string, name = 'Acme'): CachedEntry => ({ kind: 'profile', data: { name }, contentHash: `h-${name}`, fetchedAt: new Date(fetchedAt) });
@@ -63,6 +63,29 @@ describe('CacheIndexMemory', () => {
     expect(await memory.read('company:acme', freshOnly, db.read)).toMatchObject({ data: { name: 'new' } });
     expect(await memory.read('company:acme', freshOnly, db.read)).toMatchObject({ data: { name: 'new' } });
     expect(db.reads).toEqual(['company:acme', 'company:acme']);
+  });
+
+  it('given copies kept, when this instance commits a new fetch of some of them, then those are dropped at once, before any NOTIFY comes back', async () => {
+    memory = new CacheIndexMemory(sql, 10);
+    await memory.start();
+    const db = rows({ 'company:acme': profile('2024-01-01T00:00:00Z', 'old'), 'domain:acme.com': profile('2024-01-01T00:00:00Z', 'old'), 'company:other': profile('2024-01-01T00:00:00Z') });
+    for (const alias of db.table.keys()) await memory.read(alias, always, db.read);
+    db.table.set('company:acme', profile('2024-01-02T00:00:00Z', 'new'));
+
+    memory.forgetChangedBy([
+      { type: 'LookupCharged', data: {} },
+      { type: 'ProfileFetched', data: { aliases: ['company:acme', 'domain:acme.com'] } },
+    ]);
+
+    // Synchronously: the answer that follows the commit reads the database.
+    expect(memory.size).toBe(1);
+    expect(await memory.read('company:acme', always, db.read)).toMatchObject({ data: { name: 'new' } });
+  });
+
+  it('names the aliases each cache event rewrites, and none for other events', () => {
+    expect(cacheAliasesChangedBy({ type: 'ProfileFetched', data: { aliases: ['company:a', 'company:1'] } })).toEqual(['company:a', 'company:1']);
+    expect(cacheAliasesChangedBy({ type: 'ProfileNotFound', data: { alias: 'domain:none.example' } })).toEqual(['domain:none.example']);
+    expect(cacheAliasesChangedBy({ type: 'LookupCompleted', data: { alias: 'x' } })).toEqual([]);
   });
 
   it('when a commit notifies an alias, then its copy is dropped and the next read goes to the database', async () => {
