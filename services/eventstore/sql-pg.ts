@@ -47,6 +47,14 @@ export function createPgSql(connectionString: string, options: PgSqlOptions = {}
         throw unavailableOr(err);
       }
     },
+    async queryArrays<R extends unknown[]>(text: string, params?: unknown[]): Promise<R[]> {
+      try {
+        const r = await client.query<R>({ text, values: params, rowMode: 'array' });
+        return r.rows;
+      } catch (err) {
+        throw unavailableOr(err);
+      }
+    },
   });
 
   return {

@@ -15,6 +15,9 @@ export async function createPgliteSql(dataDir?: string): Promise<Sql> {
       const r = await q.query<R>(text, params as unknown[]);
       return { rows: r.rows, rowCount: r.affectedRows ?? r.rows.length };
     },
+    async queryArrays<R extends unknown[]>(text: string, params?: unknown[]): Promise<R[]> {
+      return (await q.query<R>(text, params as unknown[], { rowMode: 'array' })).rows;
+    },
   });
 
   return {

@@ -9,6 +9,11 @@ export interface QueryResult<R> {
 
 export interface SqlExecutor {
   query<R = Record<string, unknown>>(text: string, params?: unknown[]): Promise<QueryResult<R>>;
+  /**
+   * The rows as arrays, in column order: no object per row keyed by column name, which is what a
+   * reader of many rows (the audit) would otherwise spend its time building and collecting.
+   */
+  queryArrays<R extends unknown[] = unknown[]>(text: string, params?: unknown[]): Promise<R[]>;
 }
 
 export interface Sql extends SqlExecutor {

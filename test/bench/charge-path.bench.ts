@@ -29,6 +29,10 @@ function countingSql(inner: Sql) {
       counts.poolStatements++;
       return inner.query(text, params);
     },
+    queryArrays: (text, params) => {
+      counts.poolStatements++;
+      return inner.queryArrays(text, params);
+    },
     async transaction(fn) {
       counts.transactions++;
       const t0 = performance.now();
@@ -38,6 +42,10 @@ function countingSql(inner: Sql) {
             query: (text, params) => {
               counts.txStatements++;
               return tx.query(text, params);
+            },
+            queryArrays: (text, params) => {
+              counts.txStatements++;
+              return tx.queryArrays(text, params);
             },
           }),
         );

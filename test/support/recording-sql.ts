@@ -21,6 +21,10 @@ export function recordingSql(sql: Sql): { sql: Sql; transactions: RecordedStatem
         queries.push({ text, params });
         return sql.query(text, params);
       },
+      queryArrays(text, params) {
+        queries.push({ text, params });
+        return sql.queryArrays(text, params);
+      },
       transaction: (fn) =>
         sql.transaction((tx) => {
           const statements: RecordedStatement[] = [];
@@ -29,6 +33,10 @@ export function recordingSql(sql: Sql): { sql: Sql; transactions: RecordedStatem
             query(text, params) {
               statements.push({ text, params });
               return tx.query(text, params);
+            },
+            queryArrays(text, params) {
+              statements.push({ text, params });
+              return tx.queryArrays(text, params);
             },
           });
         }),
