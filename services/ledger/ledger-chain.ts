@@ -1,5 +1,5 @@
-import { createHash } from 'node:crypto';
-import canonicalize from 'canonicalize';
+import { hash } from 'node:crypto';
+import { canonicalJson } from '../../contracts/content-hash';
 import type { NewEvent } from '../eventstore/types';
 
 /**
@@ -7,7 +7,7 @@ import type { NewEvent } from '../eventstore/types';
  * hash of the workspace's previous ledger event (`prev_hash`, null for the first) and its own
  * (`hash` = hex SHA-256 of the RFC 8785 canonical JSON of `{event: {type, stream, data}, prev_hash}`),
  * fixed when it is appended. Changing, removing or reordering an event breaks the chain at that
- * event or the next one; the audit recomputes every chain (services/projections/ledger-chain-check.ts).
+ * event or the next one; the audit recomputes every chain (services/projections/audit.ts).
  *
  * Ledger events are those that create a workspace or move its money; limits, keys and lookups'
  * completions are not part of the chain.
@@ -24,9 +24,7 @@ export interface ChainLinks {
 
 /** The hash of one ledger event after `prevHash`. `data` as it reads back from the log (JSON). */
 export function ledgerEventHash(prevHash: string | null, event: { type: string; stream: string; data: unknown }): string {
-  const canonical = canonicalize({ event: { type: event.type, stream: event.stream, data: event.data }, prev_hash: prevHash });
-  if (canonical === undefined) throw new TypeError(`ledger event ${event.type} is not representable as JSON`);
-  return createHash('sha256').update(canonical, 'utf8').digest('hex');
+  return hash('sha256', canonicalJson({ event: { type: event.type, stream: event.stream, data: event.data }, prev_hash: prevHash }), 'hex');
 }
 
 /**
