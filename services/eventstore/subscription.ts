@@ -86,6 +86,31 @@ export async function catchUp(store: EventStore, handler: SubscriptionHandler, b
   }
 }
 
+/**
+ * Processes everything committed before the call. `catchUp` stops at the first empty read, and
+ * `readAll` hides every transaction younger than the oldest one still running anywhere on the
+ * server (other databases included), so on a busy server it can stop short of events that have
+ * already committed. This waits until the checkpoint has passed the last of them.
+ */
+export async function catchUpToNow(store: EventStore, handler: SubscriptionHandler, timeoutMs = 120_000): Promise<number> {
+  const last = await store.lastEvent();
+  const deadline = Date.now() + timeoutMs;
+  let processed = 0;
+  for (;;) {
+    processed += await catchUp(store, handler);
+    if (!last || !isBefore(await readCheckpoint(store, handler.name), last)) return processed;
+    if (Date.now() > deadline) throw new Error(`subscription ${handler.name} did not reach ${last.transactionId}/${last.position} in ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** Global order (transaction id, then position). */
+function isBefore(a: Checkpoint, b: Checkpoint): boolean {
+  const ax = BigInt(a.transactionId);
+  const bx = BigInt(b.transactionId);
+  return ax < bx || (ax === bx && a.position < b.position);
+}
+
 export interface RunningSubscription {
   /** Finishes the batch in flight (its checkpoint commits or rolls back), then stops. */
   stop(): Promise<void>;

@@ -3,7 +3,8 @@ import type { EventStore } from '../eventstore/event-store';
 import type { SqlExecutor } from '../eventstore/sql';
 import { START, type Checkpoint, type RecordedEvent } from '../eventstore/types';
 import { ChainVerifier, isLedgerEvent, type ChainBreak } from '../ledger/ledger-chain';
-import { catchUpToNow, readLogPage } from './rebuild';
+import { catchUpToNow } from '../eventstore/subscription';
+import { readLogPage } from './rebuild';
 import { usageProjection } from './usage';
 
 /**

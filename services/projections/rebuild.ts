@@ -1,7 +1,7 @@
 import { EVENT_COLUMNS, toRecorded, type EventRow, type EventStore, type InlineProjection } from '../eventstore/event-store';
 import type { SqlExecutor } from '../eventstore/sql';
-import { catchUp, readCheckpoint, resetSubscription, type SubscriptionHandler } from '../eventstore/subscription';
-import type { Checkpoint, RecordedEvent } from '../eventstore/types';
+import { catchUpToNow, resetSubscription } from '../eventstore/subscription';
+import type { RecordedEvent } from '../eventstore/types';
 import { INLINE_PROJECTIONS, INLINE_TABLES } from './inline';
 import { usageProjection } from './usage';
 
@@ -65,29 +65,4 @@ export async function rebuildProjections(
   });
   const usageEvents = await catchUpToNow(store, usageProjection);
   return { events, usageEvents };
-}
-
-/**
- * Processes everything committed before the call. `catchUp` stops at the first empty read, and
- * `readAll` hides every transaction younger than the oldest one still running anywhere on the
- * server (other databases included), so on a busy server it can stop short of events that have
- * already committed. This waits until the checkpoint has passed the last of them.
- */
-export async function catchUpToNow(store: EventStore, handler: SubscriptionHandler, timeoutMs = 120_000): Promise<number> {
-  const last = await store.lastEvent();
-  const deadline = Date.now() + timeoutMs;
-  let processed = 0;
-  for (;;) {
-    processed += await catchUp(store, handler);
-    if (!last || !isBefore(await readCheckpoint(store, handler.name), last)) return processed;
-    if (Date.now() > deadline) throw new Error(`subscription ${handler.name} did not reach ${last.transactionId}/${last.position} in ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
-
-/** Global order (transaction id, then position). */
-export function isBefore(a: Checkpoint, b: Checkpoint): boolean {
-  const ax = BigInt(a.transactionId);
-  const bx = BigInt(b.transactionId);
-  return ax < bx || (ax === bx && a.position < b.position);
 }

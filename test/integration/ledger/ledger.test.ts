@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newRequestId } from '../../../services/common/ids';
-import { catchUpToNow } from '../../../services/projections/rebuild';
+import { catchUpToNow } from '../../../services/eventstore/subscription';
 import type { RecordedEvent } from '../../../services/eventstore/types';
 import { type Ledger, UnknownKeyError, UnknownWorkspaceError, type SettleCommand } from '../../../services/ledger/ledger';
 import { audit } from '../../../services/projections/audit';
