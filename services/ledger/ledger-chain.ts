@@ -58,6 +58,17 @@ export interface ChainBreak {
   actual: unknown;
 }
 
+/** A ledger event as the log holds it, with the links its metadata carries as stored (null when absent). */
+export interface StoredLedgerEvent {
+  position: number;
+  stream: string;
+  version: number;
+  type: string;
+  data: unknown;
+  prevHash: unknown;
+  hash: unknown;
+}
+
 /**
  * Checks one workspace's chain event by event, in log order: feed it every ledger event of the
  * workspace; it remembers the first break and stops checking after it (what follows a break
@@ -74,20 +85,22 @@ export class ChainVerifier {
     return this.last;
   }
 
-  check(e: { position: number; stream: string; version: number; type: string; data: unknown; metadata: Record<string, unknown> }): void {
+  check(e: StoredLedgerEvent): void {
     if (this.broken) return;
-    const storedPrev = e.metadata.prev_hash ?? null;
-    const storedHash = e.metadata.hash;
-    const at = { workspace_id: this.workspaceId, position: e.position, stream: e.stream, version: e.version };
+    const storedPrev = e.prevHash ?? null;
     if (storedPrev !== this.last) {
-      this.broken = { ...at, field: 'prev_hash', expected: this.last, actual: storedPrev };
+      this.broken = { ...this.at(e), field: 'prev_hash', expected: this.last, actual: storedPrev };
       return;
     }
     const expected = ledgerEventHash(this.last, e);
-    if (storedHash !== expected) {
-      this.broken = { ...at, field: 'hash', expected, actual: storedHash ?? null };
+    if (e.hash !== expected) {
+      this.broken = { ...this.at(e), field: 'hash', expected, actual: e.hash ?? null };
       return;
     }
     this.last = expected;
+  }
+
+  private at(e: StoredLedgerEvent) {
+    return { workspace_id: this.workspaceId, position: e.position, stream: e.stream, version: e.version };
   }
 }

@@ -1,10 +1,9 @@
 import type { EventData, EventType } from '../../contracts/events';
 import type { EventStore } from '../eventstore/event-store';
 import type { SqlExecutor } from '../eventstore/sql';
-import { START, type Checkpoint, type RecordedEvent } from '../eventstore/types';
-import { ChainVerifier, isLedgerEvent, type ChainBreak } from '../ledger/ledger-chain';
+import { START, type Checkpoint } from '../eventstore/types';
+import { ChainVerifier, isLedgerEvent, type ChainBreak, type StoredLedgerEvent } from '../ledger/ledger-chain';
 import { catchUpToNow } from '../eventstore/subscription';
-import { readLogPage } from './rebuild';
 import { usageProjection } from './usage';
 
 /**
@@ -96,11 +95,19 @@ export interface ReplayedAlias {
   code: string | null;
 }
 
+/**
+ * An event as the audit reads it: what it replays, the chain links of its metadata as stored
+ * (null when absent) and when it was recorded (ms since the epoch, as a Date would hold it).
+ */
+export interface AuditedEvent extends StoredLedgerEvent {
+  recordedAtMs: number;
+}
+
 /** The event's data, typed by the contract (the type argument names which event it is). */
-const dataOf = <T extends EventType>(e: RecordedEvent, _type: T) => e.data as EventData<T>;
+const dataOf = <T extends EventType>(e: AuditedEvent, _type: T) => e.data as EventData<T>;
 
 /** The workspace an event concerns, if it is a workspace event. */
-export function workspaceOf(e: RecordedEvent): string | undefined {
+export function workspaceOf(e: AuditedEvent): string | undefined {
   switch (e.type) {
     case 'WorkspaceCreated':
     case 'CreditsGranted':
@@ -114,7 +121,7 @@ export function workspaceOf(e: RecordedEvent): string | undefined {
 }
 
 /** A workspace after one of its events. */
-export function evolveWorkspace(ws: ReplayedWorkspace | undefined, e: RecordedEvent): ReplayedWorkspace | undefined {
+export function evolveWorkspace(ws: ReplayedWorkspace | undefined, e: AuditedEvent): ReplayedWorkspace | undefined {
   switch (e.type) {
     case 'WorkspaceCreated': {
       const d = dataOf(e, 'WorkspaceCreated');
@@ -134,7 +141,7 @@ export function evolveWorkspace(ws: ReplayedWorkspace | undefined, e: RecordedEv
 }
 
 /** The ledger line a money event writes, given the workspace after it; null for other events. */
-export function ledgerEntryOf(e: RecordedEvent, after: ReplayedWorkspace | undefined): ReplayedLedgerEntry | null {
+export function ledgerEntryOf(e: AuditedEvent, after: ReplayedWorkspace | undefined): ReplayedLedgerEntry | null {
   const signed =
     e.type === 'CreditsGranted' ? dataOf(e, 'CreditsGranted').amount
     : e.type === 'LookupCharged' ? 0 - dataOf(e, 'LookupCharged').credits // not -x: a free charge is 0, not -0
@@ -144,7 +151,7 @@ export function ledgerEntryOf(e: RecordedEvent, after: ReplayedWorkspace | undef
   return { workspace_id: workspaceOf(e)!, type: e.type, credits: signed, balance_after: after ? after.balance : Number.NaN };
 }
 
-export function evolveKey(key: ReplayedKey | undefined, e: RecordedEvent): ReplayedKey | undefined {
+export function evolveKey(key: ReplayedKey | undefined, e: AuditedEvent): ReplayedKey | undefined {
   if (e.type === 'ApiKeyCreated') {
     const d = dataOf(e, 'ApiKeyCreated');
     return { workspace_id: d.workspace_id, rate_limit_per_minute: d.rate_limit_per_minute, revoked: false };
@@ -153,7 +160,7 @@ export function evolveKey(key: ReplayedKey | undefined, e: RecordedEvent): Repla
   return key;
 }
 
-export function evolveCharge(charge: ReplayedCharge | undefined, e: RecordedEvent): ReplayedCharge | undefined {
+export function evolveCharge(charge: ReplayedCharge | undefined, e: AuditedEvent): ReplayedCharge | undefined {
   if (e.type === 'LookupCharged') return { credits: dataOf(e, 'LookupCharged').credits, refunded_credits: null, settled: false };
   if (e.type === 'LookupRefunded') return charge && { ...charge, refunded_credits: dataOf(e, 'LookupRefunded').credits };
   if (e.type === 'LookupCompleted') return charge && { ...charge, settled: true };
@@ -161,7 +168,7 @@ export function evolveCharge(charge: ReplayedCharge | undefined, e: RecordedEven
 }
 
 /** The usage row (workspace|day|key|operation) an event counts in, and what it adds. */
-export function usageContribution(e: RecordedEvent): { key: string; add: ReplayedUsage } | null {
+export function usageContribution(e: AuditedEvent): { key: string; add: ReplayedUsage } | null {
   const zero = { calls: 0, credits_charged: 0, credits_refunded: 0, errors: 0 };
   let d: { workspace_id: string; key_id: string; operation: string };
   let add: ReplayedUsage;
@@ -178,14 +185,14 @@ export function usageContribution(e: RecordedEvent): { key: string; add: Replaye
     d = c;
     add = { ...zero, credits_refunded: c.credits };
   } else return null;
-  return { key: usageKey(d.workspace_id, utcDay(e.recordedAt), d.key_id, d.operation), add };
+  return { key: usageKey(d.workspace_id, utcDay(e.recordedAtMs), d.key_id, d.operation), add };
 }
 
 const DAY_MS = 86_400_000;
 const dayNames = new Map<number, string>();
 /** `YYYY-MM-DD` of an instant, UTC; memoised per day (a log holds few days and many events). */
-function utcDay(at: Date): string {
-  const day = Math.floor(at.getTime() / DAY_MS);
+function utcDay(atMs: number): string {
+  const day = Math.floor(atMs / DAY_MS);
   let name = dayNames.get(day);
   if (name === undefined) dayNames.set(day, (name = new Date(day * DAY_MS).toISOString().slice(0, 10)));
   return name;
@@ -205,7 +212,7 @@ export function addUsage(row: ReplayedUsage | undefined, add: ReplayedUsage): Re
 }
 
 /** The aliases an event points somewhere: every alias of a fetched profile, or one not-found. */
-export function aliasesOf(e: RecordedEvent): Array<[string, ReplayedAlias]> {
+export function aliasesOf(e: AuditedEvent): Array<[string, ReplayedAlias]> {
   if (e.type === 'ProfileFetched') {
     const d = dataOf(e, 'ProfileFetched');
     return d.aliases.map((alias) => [alias, { entity: d.entity, code: null }]);
@@ -235,7 +242,7 @@ export class ReplayState {
    * Events must come in position order (each stream's own order). `countUsage` is false for
    * events the usage subscription has not reached yet: its tables may lag the log.
    */
-  apply(e: RecordedEvent, countUsage: boolean): void {
+  apply(e: AuditedEvent, countUsage: boolean): void {
     const workspaceId = workspaceOf(e);
     if (workspaceId !== undefined) {
       const after = evolveWorkspace(this.workspaces.get(workspaceId), e);
@@ -244,7 +251,7 @@ export class ReplayState {
         let chain = this.chains.get(workspaceId);
         if (!chain) this.chains.set(workspaceId, (chain = new ChainVerifier(workspaceId)));
         chain.check(e);
-        this.lastLedgerHash.set(workspaceId, typeof e.metadata.hash === 'string' ? e.metadata.hash : null);
+        this.lastLedgerHash.set(workspaceId, typeof e.hash === 'string' ? e.hash : null);
       }
       const entry = ledgerEntryOf(e, after);
       if (entry) this.ledger.set(e.position, entry);
@@ -273,7 +280,7 @@ export class ReplayState {
       }
       if (e.type === 'LookupCompleted') {
         const keyId = dataOf(e, 'LookupCompleted').key_id;
-        this.keyLastUsed.set(keyId, Math.max(this.keyLastUsed.get(keyId) ?? 0, e.recordedAt.getTime()));
+        this.keyLastUsed.set(keyId, Math.max(this.keyLastUsed.get(keyId) ?? 0, e.recordedAtMs));
       }
     }
     if (e.type === 'ProfileFetched') {
@@ -319,16 +326,33 @@ async function tableRows(tx: SqlExecutor, query: string, keyOf: (row: Record<str
   return out;
 }
 
+/** One event of the log as `readAuditPage` selects it. */
+type AuditRow = [
+  position: number,
+  stream: string,
+  version: number,
+  type: string,
+  data: unknown,
+  prevHash: unknown,
+  hash: unknown,
+  countedByUsage: boolean,
+  recordedAtMs: number,
+];
+
 /**
- * `e` at or before `checkpoint` in the global order. Transaction ids are decimal xid8 text without
- * leading zeros: shorter is smaller, equal lengths compare as text (no BigInt per event).
+ * Every event after `afterPosition`, in position order (see readLogPage), with only what the audit
+ * checks: the metadata's chain links, the instant in ms (no Date per event), and whether the usage
+ * subscription has processed the event, i.e. it is at or before `usageCheckpoint` in the global
+ * order (the row comparison the subscription's own reads use).
  */
-export function atOrBefore(e: Pick<RecordedEvent, 'transactionId' | 'position'>, checkpoint: Checkpoint): boolean {
-  const a = e.transactionId;
-  const b = checkpoint.transactionId;
-  if (a.length !== b.length) return a.length < b.length;
-  if (a !== b) return a < b;
-  return e.position <= checkpoint.position;
+function readAuditPage(tx: SqlExecutor, afterPosition: number, usageCheckpoint: Checkpoint): Promise<AuditRow[]> {
+  return tx.queryArrays<AuditRow>(
+    `SELECT position, stream, version, type, data, metadata->'prev_hash', metadata->'hash',
+            (transaction_id, position) <= ($2::xid8, $3::bigint),
+            floor(extract(epoch FROM recorded_at) * 1000)::bigint
+       FROM events WHERE position > $1 ORDER BY position LIMIT $4`,
+    [afterPosition, usageCheckpoint.transactionId, usageCheckpoint.position, AUDIT_PAGE],
+  );
 }
 
 /**
@@ -358,13 +382,15 @@ export async function audit(store: EventStore, options: { onProgress?: (progress
     let events = 0;
     let position = 0;
     // The next page is asked for before this one is replayed: the database reads while we compute.
-    let next = readLogPage(tx, 0, AUDIT_PAGE);
+    let next = readAuditPage(tx, 0, usageCheckpoint);
     for (;;) {
       const page = await next;
       if (page.length === 0) break;
-      position = page[page.length - 1]!.position;
-      next = readLogPage(tx, position, AUDIT_PAGE);
-      for (const e of page) state.apply(e, atOrBefore(e, usageCheckpoint));
+      position = page[page.length - 1]![0];
+      next = readAuditPage(tx, position, usageCheckpoint);
+      for (const [at, stream, version, type, data, prevHash, hash, countedByUsage, recordedAtMs] of page) {
+        state.apply({ position: at, stream, version, type, data, prevHash, hash, recordedAtMs }, countedByUsage);
+      }
       events += page.length;
       onProgress?.({ phase: 'replaying', events, position, head });
       if (signal?.aborted) {

@@ -9,9 +9,12 @@ const charge = (requestId: string) => newEvent('LookupCharged', { workspace_id: 
 const completed = (requestId: string) =>
   newEvent('LookupCompleted', { workspace_id: 'ws_1', request_id: requestId, key_id: 'key_1', operation: 'company', outcome: 'success', cache_status: 'HIT', credits_charged: 1, error_code: null }, requestId);
 
-/** As the log returns them: with positions and versions. */
+/** As the audit reads them from the log: with positions, versions and the links of their metadata. */
 const recorded = (events: ReturnType<typeof chainLedgerEvents>['events']) =>
-  events.map((e, i) => ({ position: 10 + i, stream: STREAM, version: i + 1, type: e.type, data: JSON.parse(JSON.stringify(e.data)), metadata: { ...e.metadata } as Record<string, unknown> }));
+  events.map((e, i) => ({
+    position: 10 + i, stream: STREAM, version: i + 1, type: e.type, data: JSON.parse(JSON.stringify(e.data)),
+    prevHash: (e.metadata?.prev_hash ?? null) as unknown, hash: (e.metadata?.hash ?? null) as unknown,
+  }));
 
 describe('the ledger hash chain', () => {
   it('given a first event, when hashed, then it is SHA-256 of the canonical JSON of the event and a null previous hash', () => {
@@ -46,7 +49,7 @@ describe('the ledger hash chain', () => {
     for (const e of events) verifier.check(e);
     expect(verifier.broken).toEqual({
       workspace_id: 'ws_1', position: 11, stream: STREAM, version: 2, field: 'hash',
-      expected: ledgerEventHash(events[0]!.metadata.hash as string, events[1]!), actual: events[1]!.metadata.hash,
+      expected: ledgerEventHash(events[0]!.hash as string, events[1]!), actual: events[1]!.hash,
     });
   });
 
@@ -54,13 +57,13 @@ describe('the ledger hash chain', () => {
     const events = recorded(chainLedgerEvents(null, STREAM, [grant(5), grant(6), grant(7)]).events);
     const verifier = new ChainVerifier('ws_1');
     for (const e of [events[0]!, events[2]!]) verifier.check(e);
-    expect(verifier.broken).toMatchObject({ position: 12, field: 'prev_hash', expected: events[0]!.metadata.hash, actual: events[1]!.metadata.hash });
+    expect(verifier.broken).toMatchObject({ position: 12, field: 'prev_hash', expected: events[0]!.hash, actual: events[1]!.hash });
   });
 
   it('given an event rewritten with a fresh hash of its own, when verified, then the next link breaks', () => {
     const events = recorded(chainLedgerEvents(null, STREAM, [grant(5), grant(6), grant(7)]).events);
-    const forged = chainLedgerEvents(events[0]!.metadata.hash as string, STREAM, [grant(600)]).events[0]!;
-    events[1] = { ...events[1]!, data: forged.data, metadata: { ...forged.metadata } };
+    const forged = chainLedgerEvents(events[0]!.hash as string, STREAM, [grant(600)]).events[0]!;
+    events[1] = { ...events[1]!, data: forged.data, prevHash: forged.metadata!.prev_hash, hash: forged.metadata!.hash };
     const verifier = new ChainVerifier('ws_1');
     for (const e of events) verifier.check(e);
     expect(verifier.broken).toMatchObject({ position: 12, field: 'prev_hash' });
@@ -68,7 +71,7 @@ describe('the ledger hash chain', () => {
 
   it('given an event without links (never chained), when verified, then it is the break', () => {
     const verifier = new ChainVerifier('ws_1');
-    verifier.check({ position: 1, stream: STREAM, version: 1, type: 'CreditsGranted', data: { workspace_id: 'ws_1', amount: 5, reason: null }, metadata: {} });
+    verifier.check({ position: 1, stream: STREAM, version: 1, type: 'CreditsGranted', data: { workspace_id: 'ws_1', amount: 5, reason: null }, prevHash: null, hash: null });
     expect(verifier.broken).toMatchObject({ position: 1, field: 'hash', actual: null });
   });
 });
