@@ -295,23 +295,26 @@ export class ReplayState {
 
 type Rows = Map<string, Record<string, unknown>>;
 
-/** Missing rows, extra rows and every differing field, in key order. */
+/** Missing rows, extra rows and every differing field, in key order (each row's fields in its column order). */
 export function compareRows(projection: string, expected: Rows, actual: Rows): AuditMismatch[] {
   const out: AuditMismatch[] = [];
-  const keys = [...new Set([...expected.keys(), ...actual.keys()])].sort();
-  for (const key of keys) {
-    const want = expected.get(key);
+  for (const [key, want] of expected) {
     const have = actual.get(key);
-    if (!want || !have) {
-      out.push({ projection, key, field: 'row', expected: want ?? null, actual: have ?? null });
+    if (!have) {
+      out.push({ projection, key, field: 'row', expected: want, actual: null });
       continue;
     }
     for (const field of Object.keys(want)) {
       if (!Object.is(want[field], have[field])) out.push({ projection, key, field, expected: want[field], actual: have[field] });
     }
   }
-  return out;
+  for (const [key, have] of actual) if (!expected.has(key)) out.push({ projection, key, field: 'row', expected: null, actual: have });
+  // Only what was found is sorted, not every key of the table; stable, so fields keep their order.
+  return out.sort(byKey);
 }
+
+/** Code-unit order of the keys, as Array#sort orders strings. */
+const byKey = (a: AuditMismatch, b: AuditMismatch) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0);
 
 function mapOf<V>(entries: Iterable<[string | number, V]>, row: (v: V) => Record<string, unknown>): Rows {
   const out: Rows = new Map();

@@ -104,6 +104,12 @@ describe('comparing rows', () => {
     ]);
   });
 
+  it('given mismatches found in any order, then they come by key as text (ledger positions too), each row with its fields in column order', () => {
+    const expected = new Map([['9', { a: 1, b: 1 }], ['10', { a: 1, b: 1 }], ['b', { a: 1, b: 1 }], ['11', { a: 1, b: 1 }]]);
+    const actual = new Map([['a', { a: 0, b: 0 }], ['b', { a: 2, b: 2 }], ['10', { a: 1, b: 3 }], ['9', { a: 4, b: 4 }]]);
+    expect(compareRows('t', expected, actual).map((m) => `${m.key} ${m.field}`)).toEqual(['10 b', '11 row', '9 a', '9 b', 'a row', 'b a', 'b b']);
+  });
+
   it('given null where a number is expected, then it is a mismatch', () => {
     expect(compareRows('t', new Map([['k', { a: 0 }]]), new Map([['k', { a: null }]]))).toHaveLength(1);
   });
