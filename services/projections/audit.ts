@@ -293,40 +293,177 @@ export class ReplayState {
 
 // ---------- comparison ----------
 
-type Rows = Map<string, Record<string, unknown>>;
+/** A compared column: its value in the replay and, if it needs one, how a stored value is read for comparing. */
+export interface ComparedField<K, V> {
+  column: string;
+  replayed(value: V, key: K): unknown;
+  stored?(cell: unknown): unknown;
+}
 
-/** Missing rows, extra rows and every differing field, in key order (each row's fields in its column order). */
-export function compareRows(projection: string, expected: Rows, actual: Rows): AuditMismatch[] {
+/**
+ * One projection table against the replay: `columns` are read from `table` (the key's first), each
+ * row is found in `expected` by `keyOf`, and each of `fields` is compared with the replayed value.
+ */
+export interface TableCheck<K, V> {
+  table: string;
+  /** Plain column names, or `expression AS name`. */
+  columns: readonly string[];
+  keyOf(row: readonly unknown[]): K;
+  /** The replay's rows by key (never an undefined value). */
+  expected: ReadonlyMap<K, V>;
+  fields: readonly ComparedField<K, V>[];
+  /** A row no event accounts for, as a mismatch shows it; by default its columns by name. */
+  extraRow?(row: readonly unknown[]): Record<string, unknown>;
+}
+
+const columnName = (column: string) => column.split(' AS ').at(-1)!;
+
+/**
+ * Missing rows, extra rows and every differing field, in key order (each row's fields in their
+ * order). `rows` are the table's, as arrays of `check.columns`. Nothing is built for a row that
+ * agrees, and only what was found is sorted.
+ */
+export function compareTable<K, V>(check: TableCheck<K, V>, rows: readonly (readonly unknown[])[]): AuditMismatch[] {
+  const { table: projection, expected, fields } = check;
+  const names = check.columns.map(columnName);
+  const at = fields.map((field) => {
+    const index = names.indexOf(field.column);
+    if (index < 0) throw new Error(`audit of ${projection}: ${field.column} is not among the columns read`);
+    return index;
+  });
+  const replayedRow = (value: V, key: K) => Object.fromEntries(fields.map((field) => [field.column, field.replayed(value, key)]));
+  const extraRow = check.extraRow ?? ((row: readonly unknown[]) => Object.fromEntries(names.map((name, i) => [name, row[i]])));
   const out: AuditMismatch[] = [];
-  for (const [key, want] of expected) {
-    const have = actual.get(key);
-    if (!have) {
-      out.push({ projection, key, field: 'row', expected: want, actual: null });
+  let found = 0;
+  for (const row of rows) {
+    const key = check.keyOf(row);
+    const value = expected.get(key);
+    if (value === undefined) {
+      out.push({ projection, key: String(key), field: 'row', expected: null, actual: extraRow(row) });
       continue;
     }
-    for (const field of Object.keys(want)) {
-      if (!Object.is(want[field], have[field])) out.push({ projection, key, field, expected: want[field], actual: have[field] });
+    found++;
+    for (let i = 0; i < fields.length; i++) {
+      const field = fields[i]!;
+      const want = field.replayed(value, key);
+      const have = field.stored ? field.stored(row[at[i]!]) : row[at[i]!];
+      if (!Object.is(want, have)) out.push({ projection, key: String(key), field: field.column, expected: want, actual: have });
     }
   }
-  for (const [key, have] of actual) if (!expected.has(key)) out.push({ projection, key, field: 'row', expected: null, actual: have });
-  // Only what was found is sorted, not every key of the table; stable, so fields keep their order.
+  // Keys are the tables' primary keys: fewer found than replayed means some are missing.
+  if (found < expected.size) {
+    const present = new Set(rows.map((row) => check.keyOf(row)));
+    for (const [key, value] of expected) {
+      if (!present.has(key)) out.push({ projection, key: String(key), field: 'row', expected: replayedRow(value, key), actual: null });
+    }
+  }
   return out.sort(byKey);
 }
 
 /** Code-unit order of the keys, as Array#sort orders strings. */
 const byKey = (a: AuditMismatch, b: AuditMismatch) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0);
 
-function mapOf<V>(entries: Iterable<[string | number, V]>, row: (v: V) => Record<string, unknown>): Rows {
-  const out: Rows = new Map();
-  for (const [k, v] of entries) out.set(String(k), row(v));
-  return out;
+/** A table check with its types erased, to keep checks of different tables in one list. */
+interface TableAudit {
+  query: string;
+  compare(rows: readonly (readonly unknown[])[]): AuditMismatch[];
 }
 
-async function tableRows(tx: SqlExecutor, query: string, keyOf: (row: Record<string, unknown>) => string): Promise<Rows> {
-  const { rows } = await tx.query<Record<string, unknown>>(query);
-  const out: Rows = new Map();
-  for (const row of rows) out.set(keyOf(row), row);
-  return out;
+const tableAudit = <K, V>(check: TableCheck<K, V>): TableAudit => ({
+  query: `SELECT ${check.columns.join(', ')} FROM ${check.table}`,
+  compare: (rows) => compareTable(check, rows),
+});
+
+/** Every projection table the audit checks, against what `state` replayed. */
+function tableAudits(state: ReplayState): TableAudit[] {
+  const text = (cell: unknown) => String(cell);
+  const isoInstant = (at: number | string | Date) => new Date(at).toISOString();
+  return [
+    tableAudit({
+      table: 'workspaces',
+      columns: ['id', 'name', 'balance', 'max_concurrency', 'last_ledger_hash'],
+      keyOf: (row) => text(row[0]),
+      expected: state.workspaces,
+      fields: [
+        { column: 'name', replayed: (w) => w.name },
+        { column: 'balance', replayed: (w) => w.balance },
+        { column: 'max_concurrency', replayed: (w) => w.max_concurrency },
+        { column: 'last_ledger_hash', replayed: (_w, id) => state.lastLedgerHash.get(id) ?? null },
+      ],
+    }),
+    tableAudit({
+      table: 'api_keys',
+      columns: ['id', 'workspace_id', 'rate_limit_per_minute', 'revoked_at IS NOT NULL AS revoked'],
+      keyOf: (row) => text(row[0]),
+      expected: state.keys,
+      fields: [
+        { column: 'workspace_id', replayed: (k) => k.workspace_id },
+        { column: 'rate_limit_per_minute', replayed: (k) => k.rate_limit_per_minute },
+        { column: 'revoked', replayed: (k) => k.revoked },
+      ],
+    }),
+    tableAudit({
+      table: 'ledger_entries',
+      columns: ['position', 'workspace_id', 'type', 'credits', 'balance_after'],
+      keyOf: (row) => row[0] as number,
+      expected: state.ledger,
+      fields: [
+        { column: 'workspace_id', replayed: (l) => l.workspace_id },
+        { column: 'type', replayed: (l) => l.type },
+        { column: 'credits', replayed: (l) => l.credits },
+        { column: 'balance_after', replayed: (l) => l.balance_after },
+      ],
+    }),
+    tableAudit({
+      table: 'charges',
+      columns: ['request_id', 'credits', 'refunded_credits', 'settled'],
+      keyOf: (row) => text(row[0]),
+      expected: state.charges,
+      fields: [
+        { column: 'credits', replayed: (c) => c.credits },
+        { column: 'refunded_credits', replayed: (c) => c.refunded_credits },
+        { column: 'settled', replayed: (c) => c.settled },
+      ],
+    }),
+    tableAudit({
+      table: 'usage_daily',
+      columns: ['workspace_id', 'day::text AS day', 'key_id', 'operation', 'calls', 'credits_charged', 'credits_refunded', 'errors'],
+      keyOf: (row) => usageKey(text(row[0]), text(row[1]), text(row[2]), text(row[3])),
+      expected: state.usage,
+      fields: [
+        { column: 'calls', replayed: (u) => u.calls },
+        { column: 'credits_charged', replayed: (u) => u.credits_charged },
+        { column: 'credits_refunded', replayed: (u) => u.credits_refunded },
+        { column: 'errors', replayed: (u) => u.errors },
+      ],
+    }),
+    tableAudit({
+      table: 'key_last_used',
+      columns: ['key_id', 'last_used_at'],
+      keyOf: (row) => text(row[0]),
+      expected: state.keyLastUsed,
+      // Compared as ISO text: what a mismatch shows of both sides.
+      fields: [{ column: 'last_used_at', replayed: (ms) => isoInstant(ms), stored: (at) => isoInstant(at as string | Date) }],
+      extraRow: (row) => ({ last_used_at: isoInstant(row[1] as string | Date) }),
+    }),
+    tableAudit({
+      table: 'cache_entities',
+      columns: ['entity', 'content_hash'],
+      keyOf: (row) => text(row[0]),
+      expected: state.entities,
+      fields: [{ column: 'content_hash', replayed: (hash) => hash }],
+    }),
+    tableAudit({
+      table: 'cache_aliases',
+      columns: ['alias', 'entity', 'code'],
+      keyOf: (row) => text(row[0]),
+      expected: state.aliases,
+      fields: [
+        { column: 'entity', replayed: (a) => a.entity },
+        { column: 'code', replayed: (a) => a.code },
+      ],
+    }),
+  ];
 }
 
 /** One event of the log as `readAuditPage` selects it. */
@@ -404,62 +541,16 @@ export async function audit(store: EventStore, options: { onProgress?: (progress
     }
     onProgress?.({ phase: 'comparing', events, position, head });
 
-    const mismatches = [
-      ...compareRows(
-        'workspaces',
-        new Map(
-          [...state.workspaces].map(([id, w]) => [
-            id,
-            { name: w.name, balance: w.balance, max_concurrency: w.max_concurrency, last_ledger_hash: state.lastLedgerHash.get(id) ?? null },
-          ]),
-        ),
-        await tableRows(tx, 'SELECT id, name, balance, max_concurrency, last_ledger_hash FROM workspaces', (r) => String(r.id)),
-      ),
-      ...compareRows(
-        'api_keys',
-        mapOf(state.keys, (k) => ({ workspace_id: k.workspace_id, rate_limit_per_minute: k.rate_limit_per_minute, revoked: k.revoked })),
-        await tableRows(tx, 'SELECT id, workspace_id, rate_limit_per_minute, revoked_at IS NOT NULL AS revoked FROM api_keys', (r) => String(r.id)),
-      ),
-      ...compareRows(
-        'ledger_entries',
-        mapOf(state.ledger, (l) => ({ workspace_id: l.workspace_id, type: l.type, credits: l.credits, balance_after: l.balance_after })),
-        await tableRows(tx, 'SELECT position, workspace_id, type, credits, balance_after FROM ledger_entries', (r) => String(r.position)),
-      ),
-      ...compareRows(
-        'charges',
-        mapOf(state.charges, (c) => ({ credits: c.credits, refunded_credits: c.refunded_credits, settled: c.settled })),
-        await tableRows(tx, 'SELECT request_id, credits, refunded_credits, settled FROM charges', (r) => String(r.request_id)),
-      ),
-      ...compareRows(
-        'usage_daily',
-        mapOf(state.usage, (u) => ({ ...u })),
-        await tableRows(
-          tx,
-          'SELECT workspace_id, day::text AS day, key_id, operation, calls, credits_charged, credits_refunded, errors FROM usage_daily',
-          (r) => usageKey(String(r.workspace_id), String(r.day), String(r.key_id), String(r.operation)),
-        ),
-      ),
-      ...compareRows(
-        'key_last_used',
-        mapOf(state.keyLastUsed, (t) => ({ last_used_at: new Date(t).toISOString() })),
-        new Map(
-          [...(await tableRows(tx, 'SELECT key_id, last_used_at FROM key_last_used', (r) => String(r.key_id)))].map(([k, r]) => [
-            k,
-            { last_used_at: new Date(r.last_used_at as string | Date).toISOString() },
-          ]),
-        ),
-      ),
-      ...compareRows(
-        'cache_entities',
-        mapOf(state.entities, (hash) => ({ content_hash: hash })),
-        await tableRows(tx, 'SELECT entity, content_hash FROM cache_entities', (r) => String(r.entity)),
-      ),
-      ...compareRows(
-        'cache_aliases',
-        mapOf(state.aliases, (a) => ({ entity: a.entity, code: a.code })),
-        await tableRows(tx, 'SELECT alias, entity, code FROM cache_aliases', (r) => String(r.alias)),
-      ),
-    ];
+    const found: AuditMismatch[][] = [];
+    const audits = tableAudits(state);
+    // As with the log: the next table is asked for before this one is compared.
+    let nextRows = tx.queryArrays(audits[0]!.query);
+    for (let i = 0; i < audits.length; i++) {
+      const rows = await nextRows;
+      if (i + 1 < audits.length) nextRows = tx.queryArrays(audits[i + 1]!.query);
+      found.push(audits[i]!.compare(rows));
+    }
+    const mismatches = found.flat();
 
     const broken = [...state.chains.values()].flatMap((c) => (c.broken ? [c.broken] : [])).sort((a, b) => a.position - b.position);
     return {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { compareRows, evolveCharge, evolveKey, evolveWorkspace, ledgerEntryOf, ReplayState, usageContribution, type AuditedEvent } from '../../../services/projections/audit';
+import { compareTable, evolveCharge, evolveKey, evolveWorkspace, ledgerEntryOf, ReplayState, type TableCheck, usageContribution, type AuditedEvent } from '../../../services/projections/audit';
 
 let position = 0;
 const event = (type: string, data: Record<string, unknown>, at = '2025-03-04T05:06:07.000Z'): AuditedEvent => ({
@@ -88,29 +88,66 @@ describe('the replay state', () => {
   });
 });
 
-describe('comparing rows', () => {
-  it('given equal rows, then nothing is reported', () => {
-    const rows = new Map([['k', { a: 1, b: 'x' }]]);
-    expect(compareRows('t', rows, new Map([['k', { a: 1, b: 'x', extra_column: 5 }]]))).toEqual([]);
+/** A table keyed by its first column, whose replayed rows are `{a, b}`. */
+const table = (expected: Map<string, { a: unknown; b: unknown }>): TableCheck<string, { a: unknown; b: unknown }> => ({
+  table: 't',
+  columns: ['k', 'a', 'b_text AS b', 'extra_column'],
+  keyOf: (row) => String(row[0]),
+  expected,
+  fields: [
+    { column: 'a', replayed: (v) => v.a },
+    { column: 'b', replayed: (v) => v.b },
+  ],
+});
+
+describe('comparing a table with the replay', () => {
+  it('given equal rows, then nothing is reported, whatever other columns the table has', () => {
+    expect(compareTable(table(new Map([['k', { a: 1, b: 'x' }]])), [['k', 1, 'x', 5]])).toEqual([]);
   });
 
-  it('given a differing field, a missing row and an extra row, then each is reported', () => {
-    const expected = new Map([['k1', { a: 1 }], ['k2', { a: 2 }]]);
-    const actual = new Map([['k1', { a: 9 }], ['k3', { a: 3 }]]);
-    expect(compareRows('t', expected, actual)).toEqual([
+  it('given a differing field, a missing row and an extra row, then each is reported, the extra row as the table holds it', () => {
+    const expected = new Map([['k1', { a: 1, b: 'x' }], ['k2', { a: 2, b: 'y' }]]);
+    expect(compareTable(table(expected), [['k1', 9, 'x', 0], ['k3', 3, 'z', 0]])).toEqual([
       { projection: 't', key: 'k1', field: 'a', expected: 1, actual: 9 },
-      { projection: 't', key: 'k2', field: 'row', expected: { a: 2 }, actual: null },
-      { projection: 't', key: 'k3', field: 'row', expected: null, actual: { a: 3 } },
+      { projection: 't', key: 'k2', field: 'row', expected: { a: 2, b: 'y' }, actual: null },
+      { projection: 't', key: 'k3', field: 'row', expected: null, actual: { k: 'k3', a: 3, b: 'z', extra_column: 0 } },
     ]);
   });
 
   it('given mismatches found in any order, then they come by key as text (ledger positions too), each row with its fields in column order', () => {
-    const expected = new Map([['9', { a: 1, b: 1 }], ['10', { a: 1, b: 1 }], ['b', { a: 1, b: 1 }], ['11', { a: 1, b: 1 }]]);
-    const actual = new Map([['a', { a: 0, b: 0 }], ['b', { a: 2, b: 2 }], ['10', { a: 1, b: 3 }], ['9', { a: 4, b: 4 }]]);
-    expect(compareRows('t', expected, actual).map((m) => `${m.key} ${m.field}`)).toEqual(['10 b', '11 row', '9 a', '9 b', 'a row', 'b a', 'b b']);
+    const one = { a: 1, b: 1 };
+    const expected = new Map([['9', one], ['10', one], ['b', one], ['11', one]]);
+    const rows = [['a', 0, 0, 0], ['b', 2, 2, 0], ['10', 1, 3, 0], ['9', 4, 4, 0]];
+    expect(compareTable(table(expected), rows).map((m) => `${m.key} ${m.field}`)).toEqual(['10 b', '11 row', '9 a', '9 b', 'a row', 'b a', 'b b']);
+  });
+
+  it('given numeric keys, then rows are found by number and named as text', () => {
+    const check: TableCheck<number, number> = {
+      table: 'n', columns: ['position', 'credits'], keyOf: (row) => row[0] as number, expected: new Map([[7, 5]]), fields: [{ column: 'credits', replayed: (credits) => credits }],
+    };
+    expect(compareTable(check, [[7, 5]])).toEqual([]);
+    expect(compareTable(check, [[7, 6]])).toEqual([{ projection: 'n', key: '7', field: 'credits', expected: 5, actual: 6 }]);
   });
 
   it('given null where a number is expected, then it is a mismatch', () => {
-    expect(compareRows('t', new Map([['k', { a: 0 }]]), new Map([['k', { a: null }]]))).toHaveLength(1);
+    expect(compareTable(table(new Map([['k', { a: 0, b: 'x' }]])), [['k', null, 'x', 0]])).toHaveLength(1);
+  });
+
+  it('given a stored value read another way and a custom extra row, then both sides are compared and shown that way', () => {
+    const iso = (at: unknown) => new Date(at as number | string).toISOString();
+    const check: TableCheck<string, number> = {
+      table: 'last', columns: ['key_id', 'at'], keyOf: (row) => String(row[0]), expected: new Map([['k', 0]]),
+      fields: [{ column: 'at', replayed: iso, stored: iso }], extraRow: (row) => ({ at: iso(row[1]) }),
+    };
+    expect(compareTable(check, [['k', '1970-01-01T00:00:00Z']])).toEqual([]);
+    expect(compareTable(check, [['k', '2001-01-01T00:00:00Z'], ['x', '1970-01-01T00:00:00Z']])).toEqual([
+      { projection: 'last', key: 'k', field: 'at', expected: '1970-01-01T00:00:00.000Z', actual: '2001-01-01T00:00:00.000Z' },
+      { projection: 'last', key: 'x', field: 'row', expected: null, actual: { at: '1970-01-01T00:00:00.000Z' } },
+    ]);
+  });
+
+  it('given a compared field that is not read, then the check refuses to run', () => {
+    const check: TableCheck<string, number> = { table: 't', columns: ['k'], keyOf: (row) => String(row[0]), expected: new Map(), fields: [{ column: 'a', replayed: (v) => v }] };
+    expect(() => compareTable(check, [])).toThrow(/a is not among the columns read/);
   });
 });
