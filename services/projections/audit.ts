@@ -481,15 +481,16 @@ type AuditRow = [
 
 /**
  * Every event after `afterPosition`, in position order (see readLogPage), with only what the audit
- * checks: the metadata's chain links, the instant in ms (no Date per event), and whether the usage
- * subscription has processed the event, i.e. it is at or before `usageCheckpoint` in the global
- * order (the row comparison the subscription's own reads use).
+ * checks: the metadata's chain links, the instant in whole ms (no Date per event; truncated first,
+ * so the product is exact whether epoch comes back as numeric or, before PostgreSQL 14, as a
+ * double), and whether the usage subscription has processed the event, i.e. it is at or before
+ * `usageCheckpoint` in the global order (the row comparison the subscription's own reads use).
  */
 function readAuditPage(tx: SqlExecutor, afterPosition: number, usageCheckpoint: Checkpoint): Promise<AuditRow[]> {
   return tx.queryArrays<AuditRow>(
     `SELECT position, stream, version, type, data, metadata->'prev_hash', metadata->'hash',
             (transaction_id, position) <= ($2::xid8, $3::bigint),
-            floor(extract(epoch FROM recorded_at) * 1000)::bigint
+            (extract(epoch FROM date_trunc('milliseconds', recorded_at)) * 1000)::bigint
        FROM events WHERE position > $1 ORDER BY position LIMIT $4`,
     [afterPosition, usageCheckpoint.transactionId, usageCheckpoint.position, AUDIT_PAGE],
   );
