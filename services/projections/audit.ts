@@ -497,6 +497,15 @@ function readAuditPage(tx: SqlExecutor, afterPosition: number, usageCheckpoint: 
 }
 
 /**
+ * A read asked for before it is needed. Its failure reaches the audit when it is awaited; if an
+ * earlier failure ends the audit first, it must not also surface as an unhandled rejection.
+ */
+function ahead<T>(read: Promise<T>): Promise<T> {
+  read.catch(() => undefined);
+  return read;
+}
+
+/**
  * Replays the whole log and compares every projection table with the replay. The usage
  * subscription is caught up first; the log and the tables are then read in one snapshot
  * (REPEATABLE READ), so writes committing meanwhile cannot show up as mismatches, and the usage
@@ -523,12 +532,12 @@ export async function audit(store: EventStore, options: { onProgress?: (progress
     let events = 0;
     let position = 0;
     // The next page is asked for before this one is replayed: the database reads while we compute.
-    let next = readAuditPage(tx, 0, usageCheckpoint);
+    let next = ahead(readAuditPage(tx, 0, usageCheckpoint));
     for (;;) {
       const page = await next;
       if (page.length === 0) break;
       position = page[page.length - 1]![0];
-      next = readAuditPage(tx, position, usageCheckpoint);
+      next = ahead(readAuditPage(tx, position, usageCheckpoint));
       for (const [at, stream, version, type, data, prevHash, hash, countedByUsage, recordedAtMs] of page) {
         state.apply({ position: at, stream, version, type, data, prevHash, hash, recordedAtMs }, countedByUsage);
       }
@@ -545,10 +554,10 @@ export async function audit(store: EventStore, options: { onProgress?: (progress
     const found: AuditMismatch[][] = [];
     const audits = tableAudits(state);
     // As with the log: the next table is asked for before this one is compared.
-    let nextRows = tx.queryArrays(audits[0]!.query);
+    let nextRows = ahead(tx.queryArrays(audits[0]!.query));
     for (let i = 0; i < audits.length; i++) {
       const rows = await nextRows;
-      if (i + 1 < audits.length) nextRows = tx.queryArrays(audits[i + 1]!.query);
+      if (i + 1 < audits.length) nextRows = ahead(tx.queryArrays(audits[i + 1]!.query));
       found.push(audits[i]!.compare(rows));
     }
     const mismatches = found.flat();
