@@ -7,6 +7,13 @@ import type { AuditWorkerData, AuditWorkerMessage } from './audit-worker';
 /** Loads audit-worker.ts through tsx: a worker thread does not inherit its parent's loader. */
 const WORKER_BOOT = new URL('./audit-worker-boot.mjs', import.meta.url);
 
+/**
+ * From the sources the boot loads the TypeScript itself, so the parent's loader flags (tsx's) would
+ * only be loaded again in the worker for nothing (tens of ms of every audit). Compiled, the worker
+ * needs them: they carry the extensionless-import hook.
+ */
+const WORKER_OPTIONS = import.meta.url.endsWith('.ts') ? { execArgv: [] } : {};
+
 export interface RunAuditOptions {
   databaseUrl?: string;
   onProgress?: (progress: AuditProgress) => void;
@@ -36,7 +43,7 @@ export async function runAudit(store: EventStore, options: RunAuditOptions = {})
 
 function auditInWorker(data: AuditWorkerData, { onProgress, signal }: RunAuditOptions): Promise<AuditReport> {
   signal?.throwIfAborted();
-  const worker = new Worker(WORKER_BOOT, { workerData: data });
+  const worker = new Worker(WORKER_BOOT, { ...WORKER_OPTIONS, workerData: data });
   return new Promise<AuditReport>((resolve, reject) => {
     let settled = false;
     const settle = (outcome: () => void) => {
