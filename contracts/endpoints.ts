@@ -86,19 +86,21 @@ export interface Endpoint {
   docs?: string;
   /** False for a page reached from `/docs`, which pricing lists once as `GET /docs`. */
   pricingListed?: false;
-  /**
-   * True: draws on no rate-limit bucket and has no RateLimit headers. For the readiness probe: a
-   * load balancer probing often from one address must not be throttled into "not ready", nor be
-   * refused by the Redis whose absence it is there to report.
-   */
-  unmetered?: true;
-  /**
-   * True: a liveness probe. It draws on its bucket as usual, but while that bucket cannot be read
-   * (Redis out of reach) it is answered anyway, without RateLimit headers: an orchestrator must
-   * not restart healthy instances because the limiter is away.
-   */
-  liveness?: true;
+  /** How the route draws on its rate-limit bucket; default `'bucket'` (RateLimitPolicy). */
+  rateLimit?: RateLimitPolicy;
 }
+
+/**
+ * - `bucket`: a token of the key's (or the client address's) bucket, RateLimit headers, 503 while
+ *   the bucket cannot be read.
+ * - `none`: no bucket, no RateLimit headers. For the readiness probe: a load balancer probing often
+ *   from one address must not be throttled into "not ready", nor be refused by the Redis whose
+ *   absence it is there to report.
+ * - `bucket_when_reachable`: a bucket as usual, but while it cannot be read (Redis out of reach)
+ *   answered anyway, without RateLimit headers. For the liveness probe: an orchestrator must not
+ *   restart healthy instances because the limiter is away.
+ */
+export type RateLimitPolicy = 'bucket' | 'none' | 'bucket_when_reachable';
 
 const LOOKUP_ERRORS = [
   'invalid_request',
@@ -280,7 +282,7 @@ export const ENDPOINTS = [
     answer: HealthResponse,
     status: 200,
     errors: META_ERRORS,
-    liveness: true,
+    rateLimit: 'bucket_when_reachable',
     idempotent: false,
     docs: 'Service health (public)',
   },
@@ -301,7 +303,7 @@ export const ENDPOINTS = [
     errors: ['invalid_request', 'internal_error'],
     idempotent: false,
     docs: 'Readiness of the instance: database writable, Redis, subscription lag (public)',
-    unmetered: true,
+    rateLimit: 'none',
   },
   {
     id: 'pricing',

@@ -145,13 +145,13 @@ function operation(row: Endpoint, docsUrl: string): ZodOpenApiOperationObject {
     responses: {
       [String(row.status)]: {
         description: row.answerDescription ?? row.summary,
-        // An unmetered row (the readiness probe) draws on no bucket: no RateLimit headers. A
-        // liveness row has them except while its bucket cannot be read.
-        headers: row.unmetered
-          ? z.object({ 'X-Request-Id': H.requestId })
-          : row.liveness
-            ? SUCCESS_HEADERS[row.area].partial().extend({ 'X-Request-Id': H.requestId })
-            : SUCCESS_HEADERS[row.area],
+        // RateLimit headers as the row's policy gives them: never, always, or but while Redis is out.
+        headers:
+          row.rateLimit === 'none'
+            ? z.object({ 'X-Request-Id': H.requestId })
+            : row.rateLimit === 'bucket_when_reachable'
+              ? SUCCESS_HEADERS[row.area].partial().extend({ 'X-Request-Id': H.requestId })
+              : SUCCESS_HEADERS[row.area],
         content: { 'application/json': { schema: row.answer, ...(example === undefined ? {} : { example: example.answer }) } },
       },
       // Idempotent: a stored 404 may come back as a replay of the same Idempotency-Key.

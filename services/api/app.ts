@@ -97,7 +97,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       return;
     }
     if (area === 'console') return; // on its own per-IP bucket, taken by services/console-web
-    if (req.routeOptions.config?.unmetered) return; // the readiness probe (see the route table)
+    if (req.routeOptions.config?.rateLimit === 'none') return; // the readiness probe (see the route table)
     const credentials = readCredentials(req.raw.rawHeaders);
     let anonymous: RateDecision | undefined;
     let decision: RateDecision | undefined;
@@ -124,7 +124,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         ? await deps.rateLimiter.take(`key:${req.apiKey.keyId}`, req.apiKey.rateLimitPerMinute)
         : (anonymous ?? (await takeAnonymous(req.ip)));
     } catch (err) {
-      if (err instanceof LimiterUnavailableError && req.routeOptions.config?.liveness) {
+      if (err instanceof LimiterUnavailableError && req.routeOptions.config?.rateLimit === 'bucket_when_reachable') {
         // A liveness probe says whether this process lives, whatever Redis does (see the route table).
         req.log.warn({ err }, 'rate limiter out of reach; liveness answered without its bucket');
         return;

@@ -1,4 +1,4 @@
-import type { Area } from '../../contracts/endpoints';
+import type { Area, RateLimitPolicy } from '../../contracts/endpoints';
 import type { ErrorCode } from '../../contracts/errors';
 import type { Config } from '../config/config';
 import type { EventStore } from '../eventstore/event-store';
@@ -48,9 +48,7 @@ declare module 'fastify' {
   }
   interface FastifyContextConfig {
     area?: Area | 'console';
-    /** Draws on no rate-limit bucket (the route table's `unmetered`). */
-    unmetered?: boolean;
-    /** Answered even while its bucket cannot be read (the route table's `liveness`). */
-    liveness?: boolean;
+    /** The route table's `rateLimit`. */
+    rateLimit?: RateLimitPolicy;
   }
 }

@@ -26,7 +26,7 @@ export function route<Id extends EndpointId>(app: FastifyInstance, id: Id, handl
   app.route({
     method: row.method,
     url: row.path.replace(/\{(\w+)\}/g, ':$1'),
-    config: { area: row.area, unmetered: row.unmetered === true, liveness: row.liveness === true },
+    config: { area: row.area, rateLimit: row.rateLimit ?? 'bucket' },
     handler: async (req, reply) => {
       const params = row.params && validated(row.params, { ...(req.params as object) }, 'The id in the path is not a valid id.');
       const query = row.query && validated(row.query, { ...(req.query as object) }, 'The query string does not match the schema.');
