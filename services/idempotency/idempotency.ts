@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import canonicalize from 'canonicalize';
+import { canonicalJson } from '../../contracts/content-hash';
 
 /** A response as it is replayed: same status, body and the headers the caller chose to keep. */
 export type StoredResponse = { status: number; body: unknown; headers: Record<string, string> };
@@ -30,7 +30,8 @@ export interface IdempotencyStore {
  * number spelling do not matter but any change of endpoint or value does.
  */
 export function fingerprint(endpoint: string, body: unknown): string {
-  const canonicalBody = canonicalize(body) ?? '';
+  // No body at all fingerprints as empty, unlike a JSON null.
+  const canonicalBody = body === undefined ? '' : canonicalJson(body);
   return createHash('sha256').update(endpoint).update('\n').update(canonicalBody).digest('hex');
 }
 
