@@ -36,7 +36,8 @@ import {
   WrongCredentialsError,
   type SessionMember,
 } from '../members/members';
-import { addDays, overviewFrom, overviewOf, toCsv, utcDay } from '../members/overview';
+import { toCsv } from '../common/csv';
+import { addDays, overviewFrom, overviewOf, utcDay } from '../members/overview';
 import { csrfTokenMatches, csrfTokenOf, originAllowed, SECRET_PATTERN, SESSION_MAX_MS, type Actor, type Refusal } from '../members/rules';
 import { CONSOLE_PAGES, renderPage, type ConsolePage } from './pages';
 

@@ -2,7 +2,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parquetWriteBuffer } from 'hyparquet-writer';
 import type { LedgerExportLine, UsageExportResponse } from '../../contracts/http';
-import { toCsv } from '../members/overview';
+import { toCsv } from '../common/csv';
 
 /**
  * `export ledger`: the ledger and usage of a period as files DuckDB, pandas or a spreadsheet read

@@ -6,7 +6,7 @@
  */
 
 import { ApiError } from '../../contracts/errors';
-import { toCsv } from '../members/overview';
+import { toCsv } from '../common/csv';
 
 /** One ledger entry, as it goes to the statement's CSV: each is one event of the log. */
 export interface StatementLine {

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { readCookie } from '../../../services/console-web/plugin';
 import { renderPage, CONSOLE_PAGES } from '../../../services/console-web/pages';
 import { hashPassword, verifyPassword } from '../../../services/members/passwords';
-import { overviewFrom, overviewOf, toCsv } from '../../../services/members/overview';
+import { toCsv } from '../../../services/common/csv';
+import { overviewFrom, overviewOf } from '../../../services/members/overview';
 
 describe('password hashes (scrypt)', () => {
   it('given a hash, then only the same password verifies, and two hashes of one password differ (salt)', async () => {
