@@ -7,6 +7,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
+import { listeningUrl } from './support-instances/instances';
 import { call } from './support/harness';
 
 const REPO_ROOT = new URL('../../', import.meta.url).pathname;
@@ -36,23 +37,12 @@ describe('npm start: the compiled service', () => {
       env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', PORT: '0', DATA_DIR: dataDir, ADMIN_TOKEN, LOG_LEVEL: 'warn', MAX_EVENT_LOOP_DELAY_MS: '60000' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    let output = '';
     const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
+    let output = () => '';
     try {
-      const url = await new Promise<string>((done, fail) => {
-        const timer = setTimeout(() => fail(new Error(`no listening line in 60 s:\n${output}`)), 60_000);
-        const onData = (chunk: Buffer) => {
-          output += chunk.toString();
-          const m = /listening on (http:\/\/\S+)/.exec(output);
-          if (m) {
-            clearTimeout(timer);
-            done(m[1]!);
-          }
-        };
-        child.stdout!.on('data', onData);
-        child.stderr!.on('data', onData);
-        child.once('exit', (code) => fail(new Error(`exited (${code}) before listening:\n${output}`)));
-      });
+      const listening = await listeningUrl(child, 60_000);
+      output = listening.output;
+      const { url } = listening;
 
       expect((await call(url, 'GET', '/v1/health/ready')).status).toBe(200);
       const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
@@ -64,6 +54,6 @@ describe('npm start: the compiled service', () => {
     } finally {
       child.kill('SIGTERM');
     }
-    expect(await exited, output).toBe(0);
+    expect(await exited, output()).toBe(0);
   }, 90_000);
 });

@@ -72,30 +72,13 @@ export async function startChildInstance(servers: SharedServers, env: Record<str
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  let output = '';
   const exited = new Promise<void>((done) => child.once('exit', () => done()));
-  const url = await new Promise<string>((done, fail) => {
-    const timer = setTimeout(() => fail(new Error(`child instance did not start in 30 s:\n${output}`)), 30_000);
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      const m = /listening on (http:\/\/\S+)/.exec(output);
-      if (m) {
-        clearTimeout(timer);
-        done(m[1]!);
-      }
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
-    child.once('exit', (code, signal) => {
-      clearTimeout(timer);
-      fail(new Error(`child instance exited (${code ?? signal}) before listening:\n${output}`));
-    });
-  });
+  const { url, output } = await listeningUrl(child, 30_000);
   const end = async (signal: NodeJS.Signals) => {
     if (child.exitCode === null && child.signalCode === null) child.kill(signal);
     await exited;
   };
-  return { url, process: child, output: () => output, kill: () => end('SIGKILL'), stop: () => end('SIGTERM') };
+  return { url, process: child, output, kill: () => end('SIGKILL'), stop: () => end('SIGTERM') };
 }
 
 /** The admin API as the console uses it; every call asserts its success status. */
@@ -174,4 +157,30 @@ export async function startSharedServers(redisUrl: string): Promise<SharedServer
       await database.drop();
     },
   };
+}
+
+/**
+ * The URL a started service prints ("listening on http://…"), read from its stdout and stderr;
+ * fails with its output so far if it exits first or says nothing within `timeoutMs`.
+ */
+export async function listeningUrl(child: ChildProcess, timeoutMs: number): Promise<{ url: string; output: () => string }> {
+  let output = '';
+  const url = await new Promise<string>((done, fail) => {
+    const timer = setTimeout(() => fail(new Error(`no "listening on" line in ${timeoutMs / 1000} s:\n${output}`)), timeoutMs);
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      const m = /listening on (http:\/\/\S+)/.exec(output);
+      if (m) {
+        clearTimeout(timer);
+        done(m[1]!);
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      fail(new Error(`exited (${code ?? signal}) before listening:\n${output}`));
+    });
+  });
+  return { url, output: () => output };
 }
