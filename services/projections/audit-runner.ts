@@ -1,5 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import type { EventStore } from '../eventstore/event-store';
+import { DatabaseUnavailableError } from '../eventstore/unavailable';
 import { startAuditMetrics } from '../metrics/metrics';
 import { audit, type AuditProgress, type AuditReport } from './audit';
 import type { AuditWorkerData, AuditWorkerMessage } from './audit-worker';
@@ -62,7 +63,11 @@ function auditInWorker(data: AuditWorkerData, { onProgress, signal }: RunAuditOp
       if (message.type === 'progress') {
         if (!settled) onProgress?.(message.progress);
       } else if (message.type === 'done') settle(() => resolve(message.report));
-      else settle(() => reject(new Error(`the audit failed: ${message.message}`)));
+      else {
+        // Across the thread the error is text: an unreachable database stays a 503, not a 500.
+        const failure = new Error(`the audit failed: ${message.message}`);
+        settle(() => reject(message.unavailable ? new DatabaseUnavailableError(failure) : failure));
+      }
     });
     worker.on('error', (err) => settle(() => reject(err)));
     worker.on('exit', (code) => settle(() => reject(new Error(`the audit worker exited with ${code} before its report`))));

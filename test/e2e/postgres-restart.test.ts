@@ -193,10 +193,27 @@ describe.skipIf(!redisUrl || !available)('PostgreSQL restarted under load', () =
     });
   }, 90_000);
 
-  test('while the database is away: health and the admin API answer 503 with Retry-After, and nothing exits', async () => {
-    const { key } = await admin.keyedWorkspace({ credits: 10 });
+  test('while the database is away: health, the admin API and the console answer 503 with Retry-After, an audit job fails alone, and nothing exits', async () => {
+    const { key, workspaceId } = await admin.keyedWorkspace({ credits: 10 });
+    // A console session opened before the outage.
+    const invitation = await call(idle.url, `/admin/v1/workspaces/${workspaceId}/invitations`, { headers: bearer(ADMIN_TOKEN), body: { email: 'owner@outage.example', role: 'owner' } });
+    expect(invitation.status, JSON.stringify(invitation.body)).toBe(201);
+    const accepted = await call(idle.url, '/console/v1/invitations/accept', { body: { token: new URL(invitation.body.link).searchParams.get('token'), password: 'outage password 123456' } });
+    expect(accepted.status, JSON.stringify(accepted.body)).toBe(200);
+    const cookie = String(accepted.headers['set-cookie']).split(';')[0]!;
     await postgres.stop('fast');
     try {
+      const statement = await call(idle.url, `/console/v1/statement?from=${encodeURIComponent('2000-01-01T00:00:00Z')}&to=${encodeURIComponent('2999-01-01T00:00:00Z')}`, { headers: { cookie } });
+      expect(statement.status, JSON.stringify(statement.body)).toBe(503);
+      expect(statement.body.error).toMatchObject({ code: 'service_unavailable', retryable: true });
+
+      const syncAudit = await call(idle.url, '/admin/v1/audit', { method: 'POST', headers: bearer(ADMIN_TOKEN) });
+      expect(syncAudit.status).toBe(503);
+      const job = await call(idle.url, '/admin/v1/audits', { method: 'POST', headers: bearer(ADMIN_TOKEN) });
+      expect([200, 202]).toContain(job.status);
+      const failed = await eventually(async () => (await call(idle.url, `/admin/v1/audits/${job.body.id}`, { headers: bearer(ADMIN_TOKEN) })).body.state === 'failed', 20_000);
+      expect(failed, idle.output()).toBe(true);
+
       const health = await call(idle.url, '/v1/health');
       expect(health.status).toBe(503);
       expect(health.body.checks.database).toBe('fail');
