@@ -1,4 +1,4 @@
-import type { Sql, SqlExecutor } from './sql';
+import type { Sql, SqlExecutor, TransactionExecutor } from './sql';
 import {
   START,
   WrongExpectedVersionError,
@@ -8,15 +8,23 @@ import {
   type RecordedEvent,
 } from './types';
 
+/**
+ * Rows a transaction holds locked, as they stand in it, keyed `<table>:<id>`. Whoever locks a row
+ * first records it (the batching writer, its workspaces), and an inline projection reads it here
+ * instead of in another round trip, then records what it wrote.
+ */
+export type LockedRows = Map<string, unknown>;
+
 /** A projection kept in the append transaction: if it throws, nothing is written. */
 export interface InlineProjection {
   readonly name: string;
-  apply(tx: SqlExecutor, events: RecordedEvent[]): Promise<void>;
+  apply(tx: TransactionExecutor, events: RecordedEvent[], locked?: LockedRows): Promise<void>;
 }
 
 /** Appends that commit together, with the inline projections of each. */
 export interface StoreTransaction {
-  readonly sql: SqlExecutor;
+  readonly sql: TransactionExecutor;
+  readonly locked: LockedRows;
   append(stream: string, events: NewEvent[], expected?: ExpectedVersion): Promise<RecordedEvent[]>;
 }
 
@@ -59,12 +67,14 @@ export class EventStore {
   /** Several appends (any streams) that commit together or not at all. */
   async transaction<T>(fn: (tx: StoreTransaction) => Promise<T>): Promise<T> {
     const committed: RecordedEvent[] = [];
+    const locked: LockedRows = new Map();
     const result = await this.sql.transaction((sqlTx) =>
       fn({
         sql: sqlTx,
+        locked,
         append: async (stream, events, expected = 'any') => {
           const recorded = await appendIn(sqlTx, stream, events, expected);
-          for (const projection of this.inlineProjections) await projection.apply(sqlTx, recorded);
+          for (const projection of this.inlineProjections) await projection.apply(sqlTx, recorded, locked);
           committed.push(...recorded);
           return recorded;
         },

@@ -1,7 +1,8 @@
 import pg from 'pg';
 import { backgroundLogger, type Logger } from '../common/log';
 import { recordDatabaseError } from '../metrics/metrics';
-import type { QueryResult, Sql, SqlExecutor } from './sql';
+import { pipelinedQuery, type SideStatement } from './pg-pipeline';
+import type { QueryResult, Sql, SqlExecutor, TransactionExecutor } from './sql';
 import { DatabaseUnavailableError, isDatabaseUnreachable } from './unavailable';
 
 // bigint (int8) and numeric come back as strings by default; positions and balances fit in a
@@ -18,6 +19,22 @@ export interface PgSqlOptions {
   /** Default: 5 s. Also bounds the wait for a free pooled connection. */
   connectionTimeoutMillis?: number;
   logger?: Logger;
+}
+
+const statementNames = new Map<string, string>();
+/** Most distinct statements prepared per connection; statements beyond are parsed on each call. */
+const MAX_PREPARED = 500;
+
+/**
+ * Statements with parameters are prepared once per connection (pg keeps them by name) rather than
+ * parsed and planned on each call: the group commit's statements are long.
+ */
+function statementName(text: string): string | undefined {
+  const known = statementNames.get(text);
+  if (known !== undefined || statementNames.size >= MAX_PREPARED) return known;
+  const name = `s${statementNames.size}`;
+  statementNames.set(text, name);
+  return name;
 }
 
 /**
@@ -41,7 +58,7 @@ export function createPgSql(connectionString: string, options: PgSqlOptions = {}
   const wrap = (client: pg.Pool | pg.PoolClient): SqlExecutor => ({
     async query<R>(text: string, params?: unknown[]): Promise<QueryResult<R>> {
       try {
-        const r = await client.query(text, params as unknown[]);
+        const r = await client.query({ text, values: params, name: params ? statementName(text) : undefined });
         return { rows: r.rows as R[], rowCount: r.rowCount ?? 0 };
       } catch (err) {
         throw unavailableOr(err);
@@ -49,7 +66,7 @@ export function createPgSql(connectionString: string, options: PgSqlOptions = {}
     },
     async queryArrays<R extends unknown[]>(text: string, params?: unknown[]): Promise<R[]> {
       try {
-        const r = await client.query<R>({ text, values: params, rowMode: 'array' });
+        const r = await client.query<R>({ text, values: params, rowMode: 'array', name: params ? statementName(text) : undefined });
         return r.rows;
       } catch (err) {
         throw unavailableOr(err);
@@ -60,7 +77,7 @@ export function createPgSql(connectionString: string, options: PgSqlOptions = {}
   return {
     backend: 'postgres',
     ...wrap(pool),
-    async transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
+    async transaction<T>(fn: (tx: TransactionExecutor) => Promise<T>): Promise<T> {
       let client: pg.PoolClient;
       try {
         client = await pool.connect();
@@ -74,19 +91,61 @@ export function createPgSql(connectionString: string, options: PgSqlOptions = {}
         lost ??= err;
       };
       client.on('error', onError);
+      // BEGIN goes with the first statement, deferred writes with the next one or with COMMIT.
+      let begun = false;
+      let deferred: SideStatement[] = [];
+      const ahead = (): SideStatement[] => {
+        const statements = begun ? deferred : [{ text: 'BEGIN' }, ...deferred];
+        begun = true;
+        deferred = [];
+        return statements;
+      };
+      const send = async <R>(config: pg.QueryConfig & { rowMode?: 'array' }, after: SideStatement[] = []) => {
+        const before = ahead();
+        try {
+          if (!config.values && after.length === 0) {
+            // Without parameters, pg's simple protocol as ever (a text may hold several statements).
+            const last = before.pop();
+            if (last) await pipelinedQuery(client, last, before, []);
+            return await client.query<R & pg.QueryResultRow>(config);
+          }
+          // Named (prepared) only when nothing precedes it: pg books every ParseComplete of a
+          // round trip under its main statement's name, so one before it could mark a statement
+          // prepared that failed to parse.
+          const name = before.length === 0 && config.values ? statementName(config.text) : undefined;
+          return await pipelinedQuery<R>(client, { ...config, name }, before, after);
+        } catch (err) {
+          throw unavailableOr(err);
+        }
+      };
+      const executor: TransactionExecutor = {
+        async query<R>(text: string, params?: unknown[]): Promise<QueryResult<R>> {
+          const r = await send<R>({ text, values: params });
+          return { rows: r.rows, rowCount: r.rowCount ?? 0 };
+        },
+        async queryArrays<R extends unknown[]>(text: string, params?: unknown[]): Promise<R[]> {
+          return (await send<R>({ text, values: params, rowMode: 'array' })).rows;
+        },
+        deferWrite(text, params) {
+          deferred.push({ text, values: params });
+        },
+      };
       let committing = false;
       let broken: unknown;
       try {
-        await client.query('BEGIN');
-        const result = await fn(wrap(client));
+        const result = await fn(executor);
         committing = true;
-        await client.query('COMMIT');
+        if (begun || deferred.length > 0) {
+          // The last deferred write (prepared, like any statement with parameters) carries COMMIT.
+          const last = deferred.pop();
+          await send(last ? { text: last.text, values: last.values } : { text: 'COMMIT' }, last ? [{ text: 'COMMIT' }] : []);
+        }
         return result;
       } catch (err) {
         const failure = unavailableOr(err, committing);
         if (failure instanceof DatabaseUnavailableError || lost) {
           broken = failure;
-        } else {
+        } else if (begun) {
           await client.query('ROLLBACK').catch((rollbackError: unknown) => {
             broken = rollbackError;
             log.warn({ err: rollbackError }, 'rollback failed; the connection is discarded');

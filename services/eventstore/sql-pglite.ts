@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { PGlite, types } from '@electric-sql/pglite';
-import type { QueryResult, Sql, SqlExecutor } from './sql';
+import type { QueryResult, Sql, SqlExecutor, TransactionExecutor } from './sql';
 
 /** `dataDir` undefined keeps the database in memory (tests). */
 export async function createPgliteSql(dataDir?: string): Promise<Sql> {
@@ -24,7 +24,29 @@ export async function createPgliteSql(dataDir?: string): Promise<Sql> {
     backend: 'pglite',
     ...wrap(db),
     // PGlite has one connection; its transaction() holds a mutex so transactions run one at a time.
-    transaction: <T>(fn: (tx: SqlExecutor) => Promise<T>) => db.transaction((tx) => fn(wrap(tx))),
+    transaction: <T>(fn: (tx: TransactionExecutor) => Promise<T>) =>
+      db.transaction(async (tx) => {
+        // No round trips to save in process: a deferred write runs at once, and what comes next
+        // (a statement, the commit) waits for it and fails with it.
+        let deferred: Promise<unknown> = Promise.resolve();
+        const executor = wrap(tx);
+        const result = await fn({
+          async query(text, params) {
+            await deferred;
+            return executor.query(text, params);
+          },
+          async queryArrays(text, params) {
+            await deferred;
+            return executor.queryArrays(text, params);
+          },
+          deferWrite(text, params) {
+            deferred = deferred.then(() => tx.query(text, params));
+            deferred.catch(() => undefined); // read by whatever comes next
+          },
+        });
+        await deferred;
+        return result;
+      }),
     async listen(channel, onMessage) {
       return db.listen(channel, onMessage);
     },

@@ -16,10 +16,20 @@ export interface SqlExecutor {
   queryArrays<R extends unknown[] = unknown[]>(text: string, params?: unknown[]): Promise<R[]>;
 }
 
+/** What a transaction's statements run on. */
+export interface TransactionExecutor extends SqlExecutor {
+  /**
+   * A write whose result nobody reads: sent with the transaction's next statement, or with its
+   * COMMIT, in the same round trip. Its failure fails that statement (or the commit), so the
+   * transaction rolls back as if it had failed here.
+   */
+  deferWrite(text: string, params?: unknown[]): void;
+}
+
 export interface Sql extends SqlExecutor {
   readonly backend: 'postgres' | 'pglite';
   /** Runs `fn` in one transaction: committed if it resolves, rolled back if it throws. */
-  transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T>;
+  transaction<T>(fn: (tx: TransactionExecutor) => Promise<T>): Promise<T>;
   /**
    * Calls `onMessage` for each NOTIFY on `channel` committed by any connection to this database.
    * `onLost` runs when the listening connection is lost (notifications are missed from then on);

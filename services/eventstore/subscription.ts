@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { backoffDelayMs } from '../common/backoff';
 import { backgroundLogger, everyNthError, type Logger } from '../common/log';
 import { readAllIn, type EventStore } from './event-store';
-import type { SqlExecutor } from './sql';
+import type { SqlExecutor, TransactionExecutor } from './sql';
 import { START, type Checkpoint, type RecordedEvent } from './types';
 
 /**
@@ -12,7 +12,7 @@ import { START, type Checkpoint, type RecordedEvent } from './types';
  */
 export interface SubscriptionHandler {
   readonly name: string;
-  handle(tx: SqlExecutor, events: RecordedEvent[]): Promise<void>;
+  handle(tx: TransactionExecutor, events: RecordedEvent[]): Promise<void>;
 }
 
 export interface SubscriptionOptions {
@@ -63,13 +63,15 @@ export async function processBatch(
       subscriptionLockKey(handler.name),
     ]);
     if (!locked[0]?.ok) return { kind: 'busy' } as const;
+    // Its own statement, after the lock: read in the same one, the checkpoint could predate the
+    // commit of the instance that held the lock a moment ago.
     const checkpoint = await readCheckpointIn(tx, handler.name);
     const events = await readAllIn(tx, checkpoint, batchSize);
     if (events.length === 0) return { kind: 'idle' } as const;
     await handler.handle(tx, events);
     const last = events[events.length - 1]!;
     const next = { transactionId: last.transactionId, position: last.position };
-    await writeCheckpointIn(tx, handler.name, next);
+    writeCheckpointIn(tx, handler.name, next);
     return { kind: 'processed', count: events.length, checkpoint: next } as const;
   });
 }
@@ -216,8 +218,9 @@ async function readCheckpointIn(tx: SqlExecutor, name: string): Promise<Checkpoi
   return rows[0] ? { transactionId: rows[0].transaction_id, position: Number(rows[0].position) } : START;
 }
 
-async function writeCheckpointIn(tx: SqlExecutor, name: string, cp: Checkpoint): Promise<void> {
-  await tx.query(
+/** Sent with the COMMIT: nothing reads it before. */
+function writeCheckpointIn(tx: TransactionExecutor, name: string, cp: Checkpoint): void {
+  tx.deferWrite(
     `INSERT INTO subscription_checkpoints (name, transaction_id, position, updated_at)
      VALUES ($1, $2::xid8, $3, now())
      ON CONFLICT (name) DO UPDATE SET transaction_id = EXCLUDED.transaction_id,

@@ -3,6 +3,7 @@ import type { EventStore, StoreTransaction } from '../eventstore/event-store';
 import type { NewEvent } from '../eventstore/types';
 import { DatabaseUnavailableError } from '../eventstore/unavailable';
 import { startWriterBatch } from '../metrics/metrics';
+import { lockedWorkspaceKey, SELECT_WORKSPACES_FOR_UPDATE, workspaceRowOf, type WorkspaceRow } from '../projections/ledger-plan';
 import { chargeRequestOf, evolveCharge, type ChargeState } from './charge-state';
 import { chainLedgerEvents } from './ledger-chain';
 import { evolveWorkspace, type WorkspaceState } from './workspace-state';
@@ -139,12 +140,13 @@ async function runBatch(tx: StoreTransaction, batch: Pending[]): Promise<Outcome
   return outcomes;
 }
 
-/** The workspaces' states, and the hash of each one's last ledger event (the next one links to it). */
+/**
+ * The workspaces' states, and the hash of each one's last ledger event (the next one links to it).
+ * The rows stay recorded as locked: the ledger projection then does not read them again.
+ */
 async function lockWorkspaces(tx: StoreTransaction, ids: string[]) {
-  const { rows } = await tx.sql.query<{ id: string; balance: number; max_concurrency: number; last_ledger_hash: string | null }>(
-    'SELECT id, balance, max_concurrency, last_ledger_hash FROM workspaces WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE',
-    [ids],
-  );
+  const { rows } = await tx.sql.query<WorkspaceRow>(SELECT_WORKSPACES_FOR_UPDATE, [ids]);
+  for (const r of rows) tx.locked.set(lockedWorkspaceKey(r.id), workspaceRowOf(r));
   return {
     workspaces: new Map<string, WorkspaceState>(rows.map((r) => [r.id, { balance: Number(r.balance), maxConcurrency: Number(r.max_concurrency) }])),
     ledgerHashes: new Map<string, string | null>(rows.map((r) => [r.id, r.last_ledger_hash])),

@@ -4,33 +4,34 @@ import type { RecordedEvent } from '../eventstore/types';
 import { CACHE_CHANGES_CHANNEL, cacheAliasesChangedBy } from '../lookup/cache-index-memory';
 import { MEMBERS_PROJECTION_TABLES, membersProjection } from '../members/projection';
 import { projectionOf } from './handlers';
-import { planLedgerWrites, workspacesTouched, type WorkspaceRow } from './ledger-plan';
+import { lockedWorkspaceKey, planLedgerWrites, SELECT_WORKSPACES_FOR_UPDATE, workspaceRowOf, workspacesTouched, type WorkspaceRow } from './ledger-plan';
 
 const iso = (d: Date) => d.toISOString();
 
 /**
  * Workspace balance and limits, the ledger view with balance_after, and the charges. Set-based:
- * one read of the touched workspaces (locked, in id order), the pure plan, then one statement
- * writing every table, however many events there are: a batch of charges costs the same two
- * statements as one charge.
+ * one read of the touched workspaces (locked, in id order) unless the transaction has locked them
+ * already, the pure plan, then one statement writing every table, however many events there
+ * are: a batch of charges costs the same statements as one charge.
  */
 export const ledgerProjection: InlineProjection & { types: string[] } = {
   name: 'ledger',
   types: ['WorkspaceCreated', 'CreditsGranted', 'LimitsChanged', 'LookupCharged', 'LookupRefunded', 'LookupCompleted'],
-  async apply(tx, events) {
-    const ids = workspacesTouched(events);
+  async apply(tx, events, locked = new Map()) {
     const current = new Map<string, WorkspaceRow>();
-    if (ids.length > 0) {
-      const { rows } = await tx.query<WorkspaceRow>(
-        'SELECT id, name, balance, max_concurrency, created_at, last_ledger_hash FROM workspaces WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE',
-        [ids],
-      );
-      for (const r of rows) {
-        current.set(r.id, { ...r, balance: Number(r.balance), max_concurrency: Number(r.max_concurrency), created_at: new Date(r.created_at) });
-      }
+    const unread: string[] = [];
+    for (const id of workspacesTouched(events)) {
+      const row = locked.get(lockedWorkspaceKey(id)) as WorkspaceRow | undefined;
+      if (row) current.set(id, row);
+      else unread.push(id);
+    }
+    if (unread.length > 0) {
+      const { rows } = await tx.query<WorkspaceRow>(SELECT_WORKSPACES_FOR_UPDATE, [unread]);
+      for (const r of rows) current.set(r.id, workspaceRowOf(r));
     }
     const plan = planLedgerWrites(current, events);
     const { workspaces: ws, ledgerEntries: le, newCharges: ch } = plan;
+    for (const w of ws) locked.set(lockedWorkspaceKey(w.id), w);
     // Earlier charges refunded and/or settled here, one row each (a statement may not update a row twice).
     const earlier = new Map<string, { credits: number | null; settled: boolean }>();
     for (const r of plan.refunds) earlier.set(r.request_id, { credits: r.credits, settled: false });
@@ -38,7 +39,8 @@ export const ledgerProjection: InlineProjection & { types: string[] } = {
     if (ws.length + le.length + ch.length + earlier.size === 0) return;
     // Every table in ONE statement (one round trip per batch, however many events): each part
     // writes nothing when its arrays are empty.
-    await tx.query(
+    // Nobody reads its result: it goes with the transaction's next statement or its COMMIT.
+    tx.deferWrite(
       `WITH upsert_workspaces AS (
          INSERT INTO workspaces (id, name, balance, max_concurrency, created_at, last_ledger_hash)
          SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::int[], $5::timestamptz[], $6::text[])

@@ -1,5 +1,5 @@
 import type { EventData } from '../../contracts/events';
-import type { SqlExecutor } from '../eventstore/sql';
+import type { TransactionExecutor } from '../eventstore/sql';
 import type { SubscriptionHandler } from '../eventstore/subscription';
 import type { RecordedEvent } from '../eventstore/types';
 
@@ -41,7 +41,7 @@ export function usageDelta(e: RecordedEvent): { workspaceId: string; day: string
 export const usageProjection: SubscriptionHandler & { tables: string[] } = {
   name: 'usage',
   tables: ['usage_daily', 'key_last_used'],
-  async handle(tx: SqlExecutor, events: RecordedEvent[]) {
+  async handle(tx: TransactionExecutor, events: RecordedEvent[]) {
     const rows = new Map<string, { workspaceId: string; day: string; keyId: string; operation: string; delta: UsageDelta }>();
     const lastUsed = new Map<string, Date>();
     for (const e of events) {
@@ -61,8 +61,9 @@ export const usageProjection: SubscriptionHandler & { tables: string[] } = {
       }
     }
     const list = [...rows.values()];
+    // Nobody reads these writes' results: they go with the checkpoint and the COMMIT.
     if (list.length > 0) {
-      await tx.query(
+      tx.deferWrite(
         `INSERT INTO usage_daily (workspace_id, day, key_id, operation, calls, credits_charged, credits_refunded, errors)
          SELECT * FROM unnest($1::text[], $2::date[], $3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::bigint[], $8::bigint[])
          ON CONFLICT (workspace_id, day, key_id, operation) DO UPDATE SET
@@ -77,7 +78,7 @@ export const usageProjection: SubscriptionHandler & { tables: string[] } = {
       );
     }
     if (lastUsed.size > 0) {
-      await tx.query(
+      tx.deferWrite(
         `INSERT INTO key_last_used (key_id, last_used_at) SELECT * FROM unnest($1::text[], $2::timestamptz[])
          ON CONFLICT (key_id) DO UPDATE SET last_used_at = GREATEST(key_last_used.last_used_at, EXCLUDED.last_used_at)`,
         [[...lastUsed.keys()], [...lastUsed.values()].map((d) => d.toISOString())],

@@ -8,7 +8,7 @@
 import { performance } from 'node:perf_hooks';
 import { EventStore } from '../../services/eventstore/event-store';
 import { migrate } from '../../services/eventstore/migrate';
-import type { Sql, SqlExecutor } from '../../services/eventstore/sql';
+import type { Sql } from '../../services/eventstore/sql';
 import { createPgSql } from '../../services/eventstore/sql-pg';
 import { Ledger } from '../../services/ledger/ledger';
 import { LookupService } from '../../services/lookup/lookup-service';
@@ -37,7 +37,7 @@ function countingSql(inner: Sql) {
       counts.transactions++;
       const t0 = performance.now();
       try {
-        return await inner.transaction((tx: SqlExecutor) =>
+        return await inner.transaction((tx) =>
           fn({
             query: (text, params) => {
               counts.txStatements++;
@@ -46,6 +46,10 @@ function countingSql(inner: Sql) {
             queryArrays: (text, params) => {
               counts.txStatements++;
               return tx.queryArrays(text, params);
+            },
+            deferWrite: (text, params) => {
+              counts.txStatements++;
+              tx.deferWrite(text, params);
             },
           }),
         );

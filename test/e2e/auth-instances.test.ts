@@ -78,7 +78,7 @@ describe.skipIf(!databaseUrl || !redisUrl)('API keys across two instances', () =
     // Observes (does not replace) every query the instances in this process send to PostgreSQL.
     const query = vi.spyOn(pg.Client.prototype, 'query');
     const keyLookups = () =>
-      query.mock.calls.filter(([text]) => typeof text === 'string' && /FROM api_keys k JOIN workspaces/.test(text)).length;
+      query.mock.calls.filter(([config]) => /FROM api_keys k JOIN workspaces/.test(typeof config === 'string' ? config : ((config as { text?: string } | undefined)?.text ?? ''))).length;
     try {
       const { key } = await adminA.keyedWorkspace();
       const before = keyLookups();

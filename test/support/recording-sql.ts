@@ -38,6 +38,10 @@ export function recordingSql(sql: Sql): { sql: Sql; transactions: RecordedStatem
               statements.push({ text, params });
               return tx.queryArrays(text, params);
             },
+            deferWrite(text, params) {
+              statements.push({ text, params });
+              tx.deferWrite(text, params);
+            },
           });
         }),
       listen: (...args) => sql.listen(...args),

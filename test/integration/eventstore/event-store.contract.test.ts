@@ -133,6 +133,66 @@ describe.each(backends)('event store contract on $name', (backend) => {
     expect(await store.readStream(`${s}-other`)).toHaveLength(1);
   });
 
+  describe('deferred writes of a transaction (sent with the next statement or the COMMIT)', () => {
+    const count = async (s: string) =>
+      (await sql.query<{ n: number }>('SELECT coalesce(sum(n), 0)::int AS n FROM test_counters WHERE stream LIKE $1', [`${s}%`])).rows[0]!.n;
+    const insert = 'INSERT INTO test_counters (stream, n) VALUES ($1, $2)';
+
+    it('commit with the transaction, in order, and the next statement sees them', async () => {
+      const s = stream();
+      const seen = await sql.transaction(async (tx) => {
+        tx.deferWrite(insert, [`${s}-a`, 1]);
+        tx.deferWrite('UPDATE test_counters SET n = n + $2 WHERE stream = $1', [`${s}-a`, 10]);
+        const { rows } = await tx.query<{ n: number }>('SELECT n FROM test_counters WHERE stream = $1', [`${s}-a`]);
+        tx.deferWrite(insert, [`${s}-b`, 100]);
+        tx.deferWrite('UPDATE test_counters SET n = n + 1000 WHERE stream = ANY($1::text[])', [[`${s}-b`]]);
+        return rows[0]!.n;
+      });
+      expect(seen).toBe(11);
+      expect(await count(s)).toBe(1111);
+    });
+
+    it('a failing one fails the COMMIT it goes with: nothing of the transaction stays, and the next transaction works', async () => {
+      const s = stream();
+      await expect(
+        sql.transaction(async (tx) => {
+          await tx.query(insert, [`${s}-a`, 1]);
+          tx.deferWrite(insert, [`${s}-b`, 2]);
+          tx.deferWrite(insert, [`${s}-a`, 3]); // duplicate key
+        }),
+      ).rejects.toThrow(/duplicate key/);
+      expect(await count(s)).toBe(0);
+      await sql.transaction(async (tx) => tx.deferWrite(insert, [`${s}-c`, 5]));
+      expect(await count(s)).toBe(5);
+    });
+
+    it('a failing one fails the statement it goes with, and the transaction rolls back', async () => {
+      const s = stream();
+      await expect(
+        sql.transaction(async (tx) => {
+          tx.deferWrite(insert, [`${s}-a`, 1]);
+          tx.deferWrite('SELECT 1 / $1::int', [0]);
+          await tx.query('SELECT 1');
+        }),
+      ).rejects.toThrow(/division by zero/);
+      expect(await count(s)).toBe(0);
+    });
+
+    it('are dropped when the transaction throws before they are sent', async () => {
+      const s = stream();
+      await expect(
+        sql.transaction(async (tx) => {
+          await tx.query(insert, [`${s}-a`, 1]);
+          tx.deferWrite(insert, [`${s}-b`, 2]);
+          throw new Error('changed my mind');
+        }),
+      ).rejects.toThrow('changed my mind');
+      expect(await count(s)).toBe(0);
+      // A transaction that ran no statement commits nothing, without error.
+      expect(await sql.transaction(async () => 'nothing')).toBe('nothing');
+    });
+  });
+
   it('reads the global log in order, resuming strictly after a checkpoint', async () => {
     const s = stream();
     await store.append(s, [{ type: 'A', data: {} }, { type: 'B', data: {} }, { type: 'C', data: {} }]);

@@ -11,13 +11,14 @@ import { UnknownWorkspaceError } from '../../../services/ledger/errors';
 import { audit } from '../../../services/projections/audit';
 import { balance } from '../../../services/projections/queries';
 import { INLINE_PROJECTIONS } from '../../../services/projections/inline';
+import { SELECT_WORKSPACES_FOR_UPDATE } from '../../../services/projections/ledger-plan';
 import { ledgerBackends, type OpenBackend } from './backends';
 import { recordingSql, type RecordedStatement } from '../../support/recording-sql';
 
 const KEY = 'key_writer';
 
-/** The statement by which the writer locks a batch's workspace rows. */
-const isWriterLock = (s: RecordedStatement) => /^SELECT id, balance, max_concurrency, last_ledger_hash FROM workspaces WHERE id = ANY/.test(s.text);
+/** The statement by which a batch locks its workspace rows (the writer; the ledger projection then reads none again). */
+const isWriterLock = (s: RecordedStatement) => s.text === SELECT_WORKSPACES_FOR_UPDATE;
 /** Any statement that locks workspace rows (the writer's, the ledger projection's, or a per-row one). */
 const locksWorkspaces = (s: RecordedStatement) => /FROM workspaces\b[\s\S]*FOR UPDATE/.test(s.text);
 
