@@ -166,23 +166,38 @@ async function appendIn(
   // One JSON document for the whole append: no per-element escaping of text arrays, and each
   // event's data and metadata read back as JSON (undefined fields dropped) like the log keeps them.
   const sent = JSON.stringify(events.map((e) => [e.type, e.data ?? null, e.metadata ?? {}]));
-  const { rows } = await tx.query<{ position: number; version: number; transaction_id: string; recorded_at: Date | string }>(
-    `WITH bumped AS (${bumpStreamVersion(expected)})
-     INSERT INTO events (stream, version, type, data, metadata)
-     SELECT $1::text, bumped.version - $2::bigint + x.ord, x.event->>0, x.event->1, x.event->2
-       FROM bumped, jsonb_array_elements($3::jsonb) WITH ORDINALITY AS x(event, ord)
-     RETURNING position, version, transaction_id::text AS transaction_id, recorded_at`,
+  // One row back, not one per event: the events of a transaction share its id, and the positions
+  // and recorded instants (in ms, as the column keeps them) come as JSON arrays in version order.
+  const { rows } = await tx.query<{ positions: number[] | null; recorded_ms: number[]; first_version: number; transaction_id: string }>(
+    `WITH bumped AS (${bumpStreamVersion(expected)}), inserted AS (
+       INSERT INTO events (stream, version, type, data, metadata)
+       SELECT $1::text, bumped.version - $2::bigint + x.ord, x.event->>0, x.event->1, x.event->2
+         FROM bumped, jsonb_array_elements($3::jsonb) WITH ORDINALITY AS x(event, ord)
+       RETURNING position, version, recorded_at)
+     SELECT json_agg(position ORDER BY version) AS positions,
+            json_agg((extract(epoch FROM recorded_at) * 1000)::bigint ORDER BY version) AS recorded_ms,
+            min(version) AS first_version, pg_current_xact_id()::text AS transaction_id
+       FROM inserted`,
     [stream, count, sent, ...(typeof expected === 'number' && expected > 0 ? [expected] : [])],
   );
-  if (rows.length === 0) {
+  const appended = rows[0];
+  if (!appended?.positions) {
     const { rows: current } = await tx.query<{ version: number }>('SELECT version FROM streams WHERE stream = $1', [stream]);
     throw new WrongExpectedVersionError(stream, expected, current[0]?.version ?? 0);
   }
   const readBack = JSON.parse(sent) as [string, unknown, Record<string, unknown>][];
-  // version = first + ordinality - 1: the i-th row by version is the i-th event sent.
-  return rows
-    .sort((a, b) => Number(a.version) - Number(b.version))
-    .map((row, i) => toRecorded({ ...row, stream, type: events[i]!.type, data: readBack[i]![1], metadata: readBack[i]![2] }));
+  const firstVersion = Number(appended.first_version);
+  // The i-th position (by version) is the i-th event sent.
+  return appended.positions.map((position, i) => ({
+    position: Number(position),
+    stream,
+    version: firstVersion + i,
+    type: events[i]!.type,
+    data: readBack[i]![1],
+    metadata: readBack[i]![2],
+    transactionId: appended.transaction_id,
+    recordedAt: new Date(appended.recorded_ms[i]!),
+  }));
 }
 
 /**

@@ -94,6 +94,8 @@ describe.each(backends)('event store contract on $name', (backend) => {
     expect(recorded[0]!.recordedAt).toBeInstanceOf(Date);
     const read = await store.readStream(s);
     expect(read.map((e) => e.data)).toEqual([{ n: 1 }, { n: 2 }]);
+    // What the append answers is what the log keeps, field by field (positions, instants, ids).
+    expect(recorded).toEqual(read);
     expect((await store.readStream(s, 2)).map((e) => e.type)).toEqual(['B']);
   });
 
