@@ -43,6 +43,10 @@ export async function createPgliteSql(dataDir?: string): Promise<Sql> {
             deferred = deferred.then(() => tx.query(text, params));
             deferred.catch(() => undefined); // read by whatever comes next
           },
+        }).catch(async (err: unknown) => {
+          // Rolled back only once a deferred write still running has ended (its own error aside).
+          await deferred.catch(() => undefined);
+          throw err;
         });
         await deferred;
         return result;
