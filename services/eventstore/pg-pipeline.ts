@@ -36,6 +36,19 @@ class PipelinedQuery extends pg.Query {
     super({ ...config, queryMode: 'extended' } as pg.QueryConfig, undefined, callback as never);
   }
 
+  private mainDescribed = false;
+
+  // Only the main statement is described (its columns known): rows of a side statement before it
+  // (a deferred write may be a SELECT, e.g. of pg_notify) are not read.
+  handleRowDescription(msg: unknown): void {
+    this.mainDescribed = true;
+    (pg.Query.prototype as unknown as { handleRowDescription(m: unknown): void }).handleRowDescription.call(this, msg);
+  }
+
+  handleDataRow(msg: unknown): void {
+    if (this.mainDescribed) (pg.Query.prototype as unknown as { handleDataRow(m: unknown): void }).handleDataRow.call(this, msg);
+  }
+
   prepare(connection: Connection): void {
     for (const statement of this.before) sendSide(connection, statement);
     (pg.Query.prototype as unknown as { prepare(c: Connection): void }).prepare.call(this, connection);
@@ -58,7 +71,7 @@ function sendSide(connection: Connection, statement: SideStatement) {
 
 /**
  * Runs `config` with `before` and `after` in one round trip; resolves to the main statement's
- * result. `before` statements must not return rows (their results are skipped by count).
+ * result (side statements' results are skipped by count, their rows dropped).
  */
 export function pipelinedQuery<R>(
   client: pg.PoolClient,

@@ -148,6 +148,9 @@ describe.each(backends)('event store contract on $name', (backend) => {
         const { rows } = await tx.query<{ n: number }>('SELECT n FROM test_counters WHERE stream = $1', [`${s}-a`]);
         tx.deferWrite(insert, [`${s}-b`, 100]);
         tx.deferWrite('UPDATE test_counters SET n = n + 1000 WHERE stream = ANY($1::text[])', [[`${s}-b`]]);
+        // A deferred statement's own rows (a SELECT of pg_notify, say) are not the next one's.
+        tx.deferWrite('SELECT n FROM test_counters WHERE stream = $1', [`${s}-a`]);
+        expect((await tx.query('SELECT 2 AS two WHERE $1::int = 1', [1])).rows).toEqual([{ two: 2 }]);
         return rows[0]!.n;
       });
       expect(seen).toBe(11);
@@ -178,6 +181,30 @@ describe.each(backends)('event store contract on $name', (backend) => {
         }),
       ).rejects.toThrow(/division by zero/);
       expect(await count(s)).toBe(0);
+    });
+
+    it('a statement that cannot be parsed fails alike every time, first in its transaction or not (no half-prepared statement is kept)', async () => {
+      const broken = 'SELECT n FROM no_such_table WHERE stream = $1';
+      for (let i = 0; i < 3; i++) {
+        await expect(sql.transaction((tx) => tx.query(broken, ['x']))).rejects.toThrow(/no_such_table/);
+        await expect(
+          sql.transaction(async (tx) => {
+            await tx.query('SELECT 1 AS one WHERE $1::int = 1', [1]);
+            tx.deferWrite('SELECT $1::int', [1]);
+            return tx.query(broken, ['x']);
+          }),
+        ).rejects.toThrow(/no_such_table/);
+        await expect(sql.query(broken, ['x'])).rejects.toThrow(/no_such_table/);
+      }
+      await sql.query('CREATE TABLE no_such_table (stream text, n int)');
+      try {
+        await sql.query('INSERT INTO no_such_table VALUES ($1, 7)', ['x']);
+        // Once the table exists, the same text runs, in and out of transactions.
+        expect((await sql.transaction((tx) => tx.query<{ n: number }>(broken, ['x']))).rows).toEqual([{ n: 7 }]);
+        expect((await sql.query<{ n: number }>(broken, ['x'])).rows).toEqual([{ n: 7 }]);
+      } finally {
+        await sql.query('DROP TABLE no_such_table');
+      }
     });
 
     it('are dropped when the transaction throws before they are sent', async () => {
