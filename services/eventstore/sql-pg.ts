@@ -93,6 +93,8 @@ export function createPgSql(connectionString: string, options: PgSqlOptions = {}
       client.on('error', onError);
       // BEGIN goes with the first statement, deferred writes with the next one or with COMMIT.
       let begun = false;
+      // From the round trip that carries COMMIT on, a lost connection leaves the outcome unknown.
+      let committing = false;
       let deferred: SideStatement[] = [];
       const ahead = (): SideStatement[] => {
         const statements = begun ? deferred : [{ text: 'BEGIN' }, ...deferred];
@@ -115,7 +117,7 @@ export function createPgSql(connectionString: string, options: PgSqlOptions = {}
           const name = before.length === 0 && config.values ? statementName(config.text) : undefined;
           return await pipelinedQuery<R>(client, { ...config, name }, before, after);
         } catch (err) {
-          throw unavailableOr(err);
+          throw unavailableOr(err, committing);
         }
       };
       const executor: TransactionExecutor = {
@@ -130,7 +132,6 @@ export function createPgSql(connectionString: string, options: PgSqlOptions = {}
           deferred.push({ text, values: params });
         },
       };
-      let committing = false;
       let broken: unknown;
       try {
         const result = await fn(executor);
@@ -184,7 +185,7 @@ export function createPgSql(connectionString: string, options: PgSqlOptions = {}
           await c.query(`LISTEN ${channel}`);
         } catch (err) {
           await c.end().catch(() => undefined); // it failed already; closing it is all that is left
-          throw unavailableOr(err);
+          throw unavailableOr(err, committing);
         }
         established = true;
         return c;

@@ -20,7 +20,8 @@ describe.skipIf(!databaseUrl || !redisUrl)('a flood of made-up keys from one add
   let admin: Admin;
   let query: MockInstance;
   /** Key checks the instance has sent to PostgreSQL so far (observed, not replaced). */
-  const keyLookups = () => query.mock.calls.filter(([text]) => typeof text === 'string' && /FROM api_keys k JOIN workspaces/.test(text)).length;
+  const keyLookups = () =>
+    query.mock.calls.filter(([config]) => /FROM api_keys k JOIN workspaces/.test(typeof config === 'string' ? config : ((config as { text?: string } | undefined)?.text ?? ''))).length;
 
   beforeAll(async () => {
     servers = await startSharedServers(redisUrl!);

@@ -78,6 +78,26 @@ describe.skipIf(!databaseUrl)('pg adapter: connections lost', () => {
     expect(results.map((r) => r.rows[0]!.n)).toEqual(Array.from({ length: 25 }, (_, i) => i));
   });
 
+  it('a connection that dies in the round trip carrying COMMIT leaves the outcome unknown (the caller must not answer "nothing charged" as if it were sure)', async () => {
+    for (const deferred of [false, true]) {
+      const failure = await sql
+        .transaction(async (tx) => {
+          await tx.query('SELECT $1::int', [1]);
+          // The backend ends itself in the last round trip: with the deferred write that goes with
+          // COMMIT, or as the last statement before a bare COMMIT.
+          if (deferred) tx.deferWrite('SELECT pg_terminate_backend(pg_backend_pid()) WHERE $1::int = 1', [1]);
+          else await tx.query('SELECT 1 WHERE $1::int = 1', [1]);
+        })
+        .catch((err: unknown) => err);
+      if (!deferred) {
+        expect(failure).toBeUndefined();
+        continue;
+      }
+      expect(failure).toBeInstanceOf(DatabaseUnavailableError);
+      expect((failure as DatabaseUnavailableError).commitOutcomeUnknown).toBe(true);
+    }
+  });
+
   it('idle pooled connections that die are replaced, and the loss is logged', async () => {
     await Promise.all(Array.from({ length: 5 }, () => sql.query('SELECT pg_sleep(0.05)')));
     const { rowCount } = await terminate('SELECT pg_sleep%');
