@@ -185,7 +185,7 @@ export function createPgSql(connectionString: string, options: PgSqlOptions = {}
           await c.query(`LISTEN ${channel}`);
         } catch (err) {
           await c.end().catch(() => undefined); // it failed already; closing it is all that is left
-          throw unavailableOr(err, committing);
+          throw unavailableOr(err);
         }
         established = true;
         return c;
