@@ -145,10 +145,10 @@ async function runBatch(tx: StoreTransaction, batch: Pending[]): Promise<Outcome
  * The rows stay recorded as locked: the ledger projection then does not read them again.
  */
 async function lockWorkspaces(tx: StoreTransaction, ids: string[]) {
-  const { rows } = await tx.sql.query<WorkspaceRow>(SELECT_WORKSPACES_FOR_UPDATE, [ids]);
-  for (const r of rows) tx.locked.set(lockedWorkspaceKey(r.id), workspaceRowOf(r));
+  const rows = (await tx.sql.query<WorkspaceRow>(SELECT_WORKSPACES_FOR_UPDATE, [ids])).rows.map(workspaceRowOf);
+  for (const r of rows) tx.locked.set(lockedWorkspaceKey(r.id), r);
   return {
-    workspaces: new Map<string, WorkspaceState>(rows.map((r) => [r.id, { balance: Number(r.balance), maxConcurrency: Number(r.max_concurrency) }])),
+    workspaces: new Map<string, WorkspaceState>(rows.map((r) => [r.id, { balance: r.balance, maxConcurrency: r.max_concurrency }])),
     ledgerHashes: new Map<string, string | null>(rows.map((r) => [r.id, r.last_ledger_hash])),
   };
 }
