@@ -8,60 +8,17 @@
 import { performance } from 'node:perf_hooks';
 import { EventStore } from '../../services/eventstore/event-store';
 import { migrate } from '../../services/eventstore/migrate';
-import type { Sql } from '../../services/eventstore/sql';
 import { createPgSql } from '../../services/eventstore/sql-pg';
 import { Ledger } from '../../services/ledger/ledger';
 import { LookupService } from '../../services/lookup/lookup-service';
 import { createHttpSource } from '../../services/lookup/source/http-source';
 import { INLINE_PROJECTIONS } from '../../services/projections/inline';
 import { startSandbox } from '../../services/sandbox/server';
+import { recordingSql } from '../support/recording-sql';
 import { createScratchDatabase, fmt, machineLoad } from './support';
 
 const HITS = 640;
 const DEFAULT_MAX_AGE_SECONDS = 2_592_000;
-
-/** The real adapter, counting statements outside and inside transactions. */
-function countingSql(inner: Sql) {
-  const counts = { poolStatements: 0, txStatements: 0, transactions: 0, txMs: 0 };
-  const sql: Sql = {
-    backend: inner.backend,
-    query: (text, params) => {
-      counts.poolStatements++;
-      return inner.query(text, params);
-    },
-    queryArrays: (text, params) => {
-      counts.poolStatements++;
-      return inner.queryArrays(text, params);
-    },
-    async transaction(fn) {
-      counts.transactions++;
-      const t0 = performance.now();
-      try {
-        return await inner.transaction((tx) =>
-          fn({
-            query: (text, params) => {
-              counts.txStatements++;
-              return tx.query(text, params);
-            },
-            queryArrays: (text, params) => {
-              counts.txStatements++;
-              return tx.queryArrays(text, params);
-            },
-            deferWrite: (text, params) => {
-              counts.txStatements++;
-              tx.deferWrite(text, params);
-            },
-          }),
-        );
-      } finally {
-        counts.txMs += performance.now() - t0;
-      }
-    },
-    listen: (...args) => inner.listen(...args),
-    close: () => inner.close(),
-  };
-  return { sql, counts };
-}
 
 async function main() {
   const database = await createScratchDatabase('bench_charge');
@@ -69,7 +26,8 @@ async function main() {
   const sandbox = await startSandbox({ host: '127.0.0.1', port: 0 });
   try {
     await migrate(inner);
-    const { sql, counts } = countingSql(inner);
+    const recording = recordingSql(inner);
+    const { sql } = recording;
     const ledger = new Ledger(new EventStore(sql, INLINE_PROJECTIONS));
     const lookups = new LookupService(sql, ledger, createHttpSource({ baseUrl: sandbox.url, timeoutMs: 10_000 }));
     const ws = await ledger.createWorkspace({ name: 'bench', credits: 1_000_000_000, maxConcurrency: 1000 });
@@ -79,7 +37,7 @@ async function main() {
     console.log(`warm-up lookup: ${(await hit()).answer.cache.status}; ${machineLoad()}`);
 
     for (const concurrency of [1, 64]) {
-      Object.assign(counts, { poolStatements: 0, txStatements: 0, transactions: 0, txMs: 0 });
+      for (const recorded of [recording.queries, recording.transactions, recording.transactionMs]) recorded.length = 0;
       let started = 0;
       const t0 = performance.now();
       await Promise.all(
@@ -92,7 +50,14 @@ async function main() {
         }),
       );
       const seconds = (performance.now() - t0) / 1000;
-      const statementsPerTx = counts.txStatements / counts.transactions + 2; // + BEGIN and COMMIT
+      const counts = {
+        poolStatements: recording.queries.length,
+        txStatements: recording.transactions.reduce((sum, statements) => sum + statements.length, 0),
+        transactions: recording.transactions.length,
+        txMs: recording.transactionMs.reduce((sum, ms) => sum + ms, 0),
+      };
+      // BEGIN and COMMIT travel with the first and the last of them (services/eventstore/pg-pipeline.ts).
+      const statementsPerTx = counts.txStatements / counts.transactions;
       console.log(
         `${concurrency} concurrent: ${HITS} charged hits in ${seconds.toFixed(2)} s = ${fmt(HITS / seconds)}/s; ` +
           `per hit ${(counts.poolStatements / HITS).toFixed(2)} pool statements + ${(counts.txStatements / HITS).toFixed(2)} in the writer's transaction; ` +

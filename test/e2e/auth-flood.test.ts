@@ -8,6 +8,7 @@ import type { RunningServer } from '../../services/api/server';
 import { serverUrl } from '../support/servers';
 import { bearer, call, freshLoopbackAddress, intHeader, type HttpAnswer } from './support-instances/http';
 import { Admin, startInstance, startSharedServers, type SharedServersHandle } from './support-instances/instances';
+import { queryTexts } from '../support/pg-query-texts';
 
 const databaseUrl = serverUrl('postgres');
 const redisUrl = serverUrl('redis');
@@ -21,7 +22,7 @@ describe.skipIf(!databaseUrl || !redisUrl)('a flood of made-up keys from one add
   let query: MockInstance;
   /** Key checks the instance has sent to PostgreSQL so far (observed, not replaced). */
   const keyLookups = () =>
-    query.mock.calls.filter(([config]) => /FROM api_keys k JOIN workspaces/.test(typeof config === 'string' ? config : ((config as { text?: string } | undefined)?.text ?? ''))).length;
+    queryTexts(query.mock.calls).filter((text) => /FROM api_keys k JOIN workspaces/.test(text)).length;
 
   beforeAll(async () => {
     servers = await startSharedServers(redisUrl!);

@@ -7,6 +7,7 @@ import type { RunningServer } from '../../services/api/server';
 import { serverUrl } from '../support/servers';
 import { bearer, call } from './support-instances/http';
 import { Admin, startInstance, startSharedServers, type SharedServersHandle } from './support-instances/instances';
+import { queryTexts } from '../support/pg-query-texts';
 
 const databaseUrl = serverUrl('postgres');
 const redisUrl = serverUrl('redis');
@@ -78,7 +79,7 @@ describe.skipIf(!databaseUrl || !redisUrl)('API keys across two instances', () =
     // Observes (does not replace) every query the instances in this process send to PostgreSQL.
     const query = vi.spyOn(pg.Client.prototype, 'query');
     const keyLookups = () =>
-      query.mock.calls.filter(([config]) => /FROM api_keys k JOIN workspaces/.test(typeof config === 'string' ? config : ((config as { text?: string } | undefined)?.text ?? ''))).length;
+      queryTexts(query.mock.calls).filter((text) => /FROM api_keys k JOIN workspaces/.test(text)).length;
     try {
       const { key } = await adminA.keyedWorkspace();
       const before = keyLookups();

@@ -10,6 +10,7 @@ import type { RunningServer } from '../../services/api/server';
 import { serverUrl } from '../support/servers';
 import { bearer, call } from './support-instances/http';
 import { Admin, eventually, startInstance, startSharedServers, type SharedServersHandle } from './support-instances/instances';
+import { queryTexts } from '../support/pg-query-texts';
 
 const databaseUrl = serverUrl('postgres');
 const redisUrl = serverUrl('redis');
@@ -47,7 +48,7 @@ describe.skipIf(!databaseUrl || !redisUrl)('fast paths across two instances', ()
         expect(answer.status).toBe(200);
         expect(answer.headers['x-cache']).toBe('HIT');
       }
-      const texts = query.mock.calls.map((c) => (typeof c[0] === 'string' ? c[0] : String((c[0] as { text?: string }).text)));
+      const texts = queryTexts(query.mock.calls);
       expect(texts.filter((t) => /FROM api_keys|FROM cache_aliases/.test(t))).toEqual([]);
     } finally {
       query.mockRestore();

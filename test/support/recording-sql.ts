@@ -6,14 +6,17 @@ export interface RecordedStatement {
 }
 
 /**
- * The same database, with every statement written down (each transaction's apart): what a test
- * counts to see how many statements (and which locks) a batch costs, or whether a read hit the database.
+ * The same database, with every statement written down (each transaction's apart) and how long
+ * each transaction took: what a test counts to see how many statements (and which locks) a batch
+ * costs, or whether a read hit the database; what a bench counts per call.
  */
-export function recordingSql(sql: Sql): { sql: Sql; transactions: RecordedStatement[][]; queries: RecordedStatement[] } {
+export function recordingSql(sql: Sql): { sql: Sql; transactions: RecordedStatement[][]; transactionMs: number[]; queries: RecordedStatement[] } {
   const transactions: RecordedStatement[][] = [];
+  const transactionMs: number[] = [];
   const queries: RecordedStatement[] = [];
   return {
     transactions,
+    transactionMs,
     queries,
     sql: {
       backend: sql.backend,
@@ -25,25 +28,31 @@ export function recordingSql(sql: Sql): { sql: Sql; transactions: RecordedStatem
         queries.push({ text, params });
         return sql.queryArrays(text, params);
       },
-      transaction: (fn) =>
-        sql.transaction((tx) => {
-          const statements: RecordedStatement[] = [];
-          transactions.push(statements);
-          return fn({
-            query(text, params) {
-              statements.push({ text, params });
-              return tx.query(text, params);
-            },
-            queryArrays(text, params) {
-              statements.push({ text, params });
-              return tx.queryArrays(text, params);
-            },
-            deferWrite(text, params) {
-              statements.push({ text, params });
-              tx.deferWrite(text, params);
-            },
-          });
-        }),
+      async transaction(fn) {
+        const statements: RecordedStatement[] = [];
+        transactions.push(statements);
+        const began = performance.now();
+        try {
+          return await sql.transaction((tx) =>
+            fn({
+              query(text, params) {
+                statements.push({ text, params });
+                return tx.query(text, params);
+              },
+              queryArrays(text, params) {
+                statements.push({ text, params });
+                return tx.queryArrays(text, params);
+              },
+              deferWrite(text, params) {
+                statements.push({ text, params });
+                tx.deferWrite(text, params);
+              },
+            }),
+          );
+        } finally {
+          transactionMs.push(performance.now() - began);
+        }
+      },
       listen: (...args) => sql.listen(...args),
       close: () => sql.close(),
     },
