@@ -46,6 +46,8 @@ export interface SubscriptionOptions {
   coalesceWakesMs?: number;
 }
 
+const DEFAULT_BATCH_SIZE = 500;
+
 export type BatchOutcome = { kind: 'processed'; count: number; checkpoint: Checkpoint } | { kind: 'idle' } | { kind: 'busy' };
 
 export function subscriptionLockKey(name: string): number {
@@ -56,7 +58,7 @@ export function subscriptionLockKey(name: string): number {
 export async function processBatch(
   store: EventStore,
   handler: SubscriptionHandler,
-  batchSize = 500,
+  batchSize = DEFAULT_BATCH_SIZE,
 ): Promise<BatchOutcome> {
   return store.sql.transaction(async (tx) => {
     const { rows: locked } = await tx.query<{ ok: boolean }>('SELECT pg_try_advisory_xact_lock($1) AS ok', [
@@ -77,7 +79,7 @@ export async function processBatch(
 }
 
 /** Runs until everything committed so far is processed (tests, rebuilds, the audit). */
-export async function catchUp(store: EventStore, handler: SubscriptionHandler, batchSize = 500): Promise<number> {
+export async function catchUp(store: EventStore, handler: SubscriptionHandler, batchSize = DEFAULT_BATCH_SIZE): Promise<number> {
   await store.waitForCommitted();
   let total = 0;
   for (;;) {
@@ -136,6 +138,7 @@ export function startSubscription(
   let wake: (() => void) | undefined;
   let stopWaiting: (() => void) | undefined;
   const coalesceMs = options.coalesceWakesMs ?? 0;
+  const batchSize = options.batchSize ?? DEFAULT_BATCH_SIZE;
   let lastAttemptAt = 0;
   let coalesced: NodeJS.Timeout | undefined;
   const unsubscribe = store.onAppended(() => {
@@ -154,7 +157,7 @@ export function startSubscription(
       lastAttemptAt = Date.now();
       try {
         await options.beforeBatch?.();
-        outcome = await processBatch(store, handler, options.batchSize);
+        outcome = await processBatch(store, handler, batchSize);
         failures = 0;
         await options.afterBatch?.(outcome);
       } catch (err) {
@@ -165,14 +168,23 @@ export function startSubscription(
           .catch((hookError: unknown) => backgroundLogger().error({ subscription: handler.name, err: hookError }, 'subscription error hook failed'));
       }
       if (stopped) break;
-      if (outcome?.kind === 'processed' && failures === 0) continue;
+      // A full batch: more is waiting. A partial one under coalescing: what came meanwhile is read
+      // once the coalescing interval is up, not at once (under load that re-read finds a handful of
+      // events, or none, and costs a transaction all the same).
+      const caughtUp = outcome?.kind === 'processed' && outcome.count < batchSize && coalesceMs > 0;
+      if (outcome?.kind === 'processed' && failures === 0 && !caughtUp) continue;
       if (outcome?.kind === 'idle') {
         for (const resolve of idleWaiters) resolve();
         idleWaiters = [];
       }
       const backingOff = failures > 0 && options.backoff !== undefined;
+      const waitMs = backingOff
+        ? backoffDelayMs(failures, options.backoff)
+        : caughtUp
+          ? Math.max(0, lastAttemptAt + coalesceMs - Date.now())
+          : pollIntervalMs;
       await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, backingOff ? backoffDelayMs(failures, options.backoff) : pollIntervalMs);
+        const timer = setTimeout(resolve, waitMs);
         const done = () => {
           clearTimeout(timer);
           resolve();

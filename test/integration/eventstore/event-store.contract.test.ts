@@ -278,6 +278,22 @@ describe.each(backends)('event store contract on $name', (backend) => {
     expect(got.map((e) => e.type)).toEqual(['A', 'B']);
   });
 
+  it('under coalescing, appends that follow a batch are read together once the interval is up, not one by one', async () => {
+    const batches: number[] = [];
+    const s = stream();
+    const sub = startSubscription(
+      store,
+      { name: `coalesced-${Math.random()}`, handle: async (_tx, events) => { const mine = events.filter((e) => e.stream === s).length; if (mine > 0) batches.push(mine); } },
+      { pollIntervalMs: 60_000, coalesceWakesMs: 1_000 },
+    );
+    for (let i = 0; i < 20; i++) await store.append(s, [{ type: 'E', data: { i } }]);
+    await sub.settled();
+    await sub.stop();
+    expect(batches.reduce((sum, n) => sum + n, 0)).toBe(20);
+    // The first append wakes it at once; the rest wait for the interval (a batch per append without it).
+    expect(batches.length).toBeLessThanOrEqual(3);
+  });
+
   it('a writer that inserts first but commits last is never skipped (late-commit race)', async (ctx) => {
     const other = openAnother();
     if (!other) {
