@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Sql } from '../eventstore/sql';
+import { GroupBatcher } from '../common/group-batcher';
+import { idempotencyBatchSize } from '../metrics/metrics';
 import type { BeginResult, IdempotencyStore, StoredResponse } from './idempotency';
 
 export interface SqlIdempotencyStoreOptions {
@@ -10,20 +12,22 @@ export interface SqlIdempotencyStoreOptions {
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000;
+/** Calls per claim or completion statement at most. */
+const MAX_BATCH = 128;
 
-/** Database time unless the caller passes one (tests, or a caller with its own clock). */
-const NOW = 'COALESCE($5::timestamptz, now())';
-
-// Inserts a claim, or takes over a row that no longer counts: expired, or running with a lapsed
-// lock. RETURNING yields a row only when this call owns the key. Concurrent calls on one key
-// serialise on the row, and each sees the winner's claim as live, so exactly one starts.
+// Inserts a claim per row of the batch ($1..$5: workspace ids, keys, fingerprints, lock tokens,
+// instants, null for the database's), or takes over a row that no longer counts: expired, or
+// running with a lapsed lock. RETURNING yields the token of each call that now owns its key. Calls
+// on one key serialise on the row, and each sees the winner's claim as live, so exactly one starts.
+// A key may appear once per batch (a row cannot be claimed twice by one statement).
 const CLAIM = `
 INSERT INTO idempotency_keys AS k
   (workspace_id, idem_key, fingerprint, state, lock_token, locked_until, response, created_at, expires_at)
-VALUES ($1, $2, $3, 'running', $4,
-        ${NOW} + $6::float8 * interval '1 millisecond', NULL,
-        ${NOW},
-        ${NOW} + $7::float8 * interval '1 millisecond')
+SELECT i.workspace_id, i.idem_key, i.fingerprint, 'running', i.lock_token,
+       COALESCE(i.at, now()) + $6::float8 * interval '1 millisecond', NULL,
+       COALESCE(i.at, now()),
+       COALESCE(i.at, now()) + $7::float8 * interval '1 millisecond'
+  FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[]) AS i(workspace_id, idem_key, fingerprint, lock_token, at)
 ON CONFLICT (workspace_id, idem_key) DO UPDATE SET
   fingerprint = EXCLUDED.fingerprint, state = 'running', lock_token = EXCLUDED.lock_token,
   locked_until = EXCLUDED.locked_until, response = NULL,
@@ -31,6 +35,36 @@ ON CONFLICT (workspace_id, idem_key) DO UPDATE SET
 WHERE k.expires_at <= EXCLUDED.created_at
    OR (k.state = 'running' AND k.locked_until <= EXCLUDED.created_at)
 RETURNING k.lock_token`;
+
+/** The live records of the keys a batch could not claim ($1 workspace ids, $2 keys). */
+const EXISTING = `
+SELECT k.workspace_id, k.idem_key, k.fingerprint, k.state, k.response
+  FROM unnest($1::text[], $2::text[]) AS i(workspace_id, idem_key)
+  JOIN idempotency_keys k ON k.workspace_id = i.workspace_id AND k.idem_key = i.idem_key`;
+
+/** Stores each call's outcome, if its token still owns the key ($1..$4: workspace ids, keys, tokens, responses). */
+const COMPLETE = `
+UPDATE idempotency_keys k
+   SET state = 'done', response = i.response, lock_token = NULL, locked_until = NULL
+  FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS i(workspace_id, idem_key, lock_token, response)
+ WHERE k.workspace_id = i.workspace_id AND k.idem_key = i.idem_key AND k.lock_token = i.lock_token AND k.state = 'running'`;
+
+interface Claim {
+  workspaceId: string;
+  key: string;
+  fingerprint: string;
+  now: Date | undefined;
+}
+
+interface Completion {
+  workspaceId: string;
+  key: string;
+  token: string;
+  response: StoredResponse;
+}
+
+/** The record vanished between the claim and its read (abandoned or purged): claim again. */
+const VANISHED = 'vanished';
 
 interface ExistingRow {
   fingerprint: string;
@@ -45,42 +79,68 @@ export function answerForExisting(row: ExistingRow, fingerprint: string): BeginR
   return { kind: 'replay', response: JSON.parse(row.response) as StoredResponse };
 }
 
+/**
+ * Idempotency-Key records in SQL. Claims and completions are group-committed (GroupBatcher): under
+ * load each costs a share of one statement and one commit instead of a transaction of its own.
+ */
 export function createSqlIdempotencyStore(sql: Sql, opts: SqlIdempotencyStoreOptions = {}): IdempotencyStore {
   const lockTtlMs = opts.lockTtlMs ?? 60_000;
   const retentionMs = opts.retentionMs ?? DAY_MS;
+  const identity = (workspaceId: string, key: string) => JSON.stringify([workspaceId, key]);
+
+  const claims = new GroupBatcher<Claim, BeginResult | typeof VANISHED>(async (batch) => {
+    const tokens = batch.map(() => randomUUID());
+    // The first call of each key claims; the others read what it left, like calls just after it.
+    const firstOfKey = new Map<string, number>();
+    for (const [i, c] of batch.entries()) if (!firstOfKey.has(identity(c.workspaceId, c.key))) firstOfKey.set(identity(c.workspaceId, c.key), i);
+    const claiming = [...firstOfKey.values()];
+    const { rows: won } = await sql.query<{ lock_token: string }>(CLAIM, [
+      claiming.map((i) => batch[i]!.workspaceId),
+      claiming.map((i) => batch[i]!.key),
+      claiming.map((i) => batch[i]!.fingerprint),
+      claiming.map((i) => tokens[i]!),
+      claiming.map((i) => batch[i]!.now?.toISOString() ?? null),
+      lockTtlMs,
+      retentionMs,
+    ]);
+    const started = new Set(won.map((r) => r.lock_token));
+    const others = batch.filter((_, i) => !started.has(tokens[i]!));
+    const existing = new Map<string, ExistingRow>();
+    if (others.length > 0) {
+      const { rows } = await sql.query<ExistingRow & { workspace_id: string; idem_key: string }>(EXISTING, [
+        others.map((c) => c.workspaceId),
+        others.map((c) => c.key),
+      ]);
+      for (const r of rows) existing.set(identity(r.workspace_id, r.idem_key), r);
+    }
+    return batch.map((c, i) => {
+      if (started.has(tokens[i]!)) return { kind: 'started', token: tokens[i]! };
+      const row = existing.get(identity(c.workspaceId, c.key));
+      return row ? answerForExisting(row, c.fingerprint) : VANISHED;
+    });
+  }, MAX_BATCH, (size) => idempotencyBatchSize.observe({ statement: 'claim' }, size));
+
+  const completions = new GroupBatcher<Completion, void>(async (batch) => {
+    await sql.query(COMPLETE, [
+      batch.map((c) => c.workspaceId),
+      batch.map((c) => c.key),
+      batch.map((c) => c.token),
+      batch.map((c) => JSON.stringify(c.response)),
+    ]);
+    return batch.map(() => undefined);
+  }, MAX_BATCH, (size) => idempotencyBatchSize.observe({ statement: 'complete' }, size));
 
   return {
     async begin(workspaceId, key, fingerprint, now) {
-      const at = now ? now.toISOString() : null;
-      // The record can vanish between the two statements (abandoned or purged): claim again.
       for (let attempt = 0; attempt < 5; attempt++) {
-        const token = randomUUID();
-        const claimed = await sql.query<{ lock_token: string }>(CLAIM, [
-          workspaceId,
-          key,
-          fingerprint,
-          token,
-          at,
-          lockTtlMs,
-          retentionMs,
-        ]);
-        if (claimed.rows.length === 1) return { kind: 'started', token };
-        const existing = await sql.query<ExistingRow>(
-          `SELECT fingerprint, state, response FROM idempotency_keys WHERE workspace_id = $1 AND idem_key = $2`,
-          [workspaceId, key],
-        );
-        if (existing.rows.length === 1) return answerForExisting(existing.rows[0], fingerprint);
+        const result = await claims.submit({ workspaceId, key, fingerprint, now });
+        if (result !== VANISHED) return result;
       }
       throw new Error(`idempotency key ${key} kept changing under begin()`);
     },
 
-    async complete(workspaceId, key, token, response) {
-      await sql.query(
-        `UPDATE idempotency_keys
-            SET state = 'done', response = $4, lock_token = NULL, locked_until = NULL
-          WHERE workspace_id = $1 AND idem_key = $2 AND lock_token = $3 AND state = 'running'`,
-        [workspaceId, key, token, JSON.stringify(response)],
-      );
+    complete(workspaceId, key, token, response) {
+      return completions.submit({ workspaceId, key, token, response });
     },
 
     async abandon(workspaceId, key, token) {

@@ -88,6 +88,14 @@ export const writerQueueDepth = new Gauge({
   registers: [registry],
 });
 
+export const idempotencyBatchSize = new Histogram({
+  name: `${PREFIX}idempotency_batch_size`,
+  help: 'Calls per group-committed statement of the Idempotency-Key store (claim, complete)',
+  labelNames: ['statement'] as const,
+  buckets: [1, 2, 4, 8, 16, 32, 64, 128],
+  registers: [registry],
+});
+
 /** Read at scrape time from every source registered by a running server (registerLagSource). */
 const lagSources = new Map<string, () => Promise<number>>();
 // Registered, and read only through the registry.

@@ -84,19 +84,23 @@ describe.each(backends())('GET /metrics on $name', (backend) => {
       limited.push(await call(server.url, 'POST', '/v1/company', { key: slow.key, json: { url: 'acme-robotics' } }));
       expect(limited.map((r) => r.status)).toEqual([200, 429]);
 
+      // With an Idempotency-Key: claimed, then its answer stored.
+      const keyed = await call(server.url, 'POST', '/v1/company', { key: c.key, json: { url: 'acme-robotics' }, headers: { 'idempotency-key': 'metrics-e2e-1' } });
+      expect([keyed.status, keyed.headers.get('x-cache')]).toEqual([200, 'HIT']);
+
       const after = await scrape();
       const moved = (name: string, labels: Record<string, string> = {}) => sample(after, name, labels) - sample(before, name, labels);
 
       expect(moved('lookup_api_lookups_total', { operation: 'company', cache_status: 'MISS', outcome: 'success' })).toBe(1);
-      expect(moved('lookup_api_lookups_total', { operation: 'company', cache_status: 'HIT', outcome: 'success' })).toBe(2);
+      expect(moved('lookup_api_lookups_total', { operation: 'company', cache_status: 'HIT', outcome: 'success' })).toBe(3);
       expect(moved('lookup_api_lookups_total', { operation: 'company', cache_status: 'MISS', outcome: 'not_found' })).toBe(1);
       expect(moved('lookup_api_lookups_total', { operation: 'company', cache_status: 'MISS', outcome: 'upstream_error' })).toBe(1);
       expect(moved('lookup_api_lookups_total', { operation: 'person_name', cache_status: 'MISS', outcome: 'not_found' })).toBe(1);
       // Nothing else was looked up.
-      expect(sumOver(after, 'lookup_api_lookups_total') - sumOver(before, 'lookup_api_lookups_total')).toBe(6);
+      expect(sumOver(after, 'lookup_api_lookups_total') - sumOver(before, 'lookup_api_lookups_total')).toBe(7);
 
-      // company: 1 + 1 + 1 + 1 (refunded) + 1 (the slow key's hit); person_name: 3, of which 2 refunded.
-      expect(moved('lookup_api_credits_charged_total', { operation: 'company' })).toBe(5);
+      // company: 1 + 1 + 1 + 1 (refunded) + 1 (the slow key's hit) + 1 (the keyed hit); person_name: 3, of which 2 refunded.
+      expect(moved('lookup_api_credits_charged_total', { operation: 'company' })).toBe(6);
       expect(moved('lookup_api_credits_refunded_total', { operation: 'company' })).toBe(1);
       expect(moved('lookup_api_credits_charged_total', { operation: 'person_name' })).toBe(3);
       expect(moved('lookup_api_credits_refunded_total', { operation: 'person_name' })).toBe(2);
@@ -109,7 +113,10 @@ describe.each(backends())('GET /metrics on $name', (backend) => {
       expect(moved('lookup_api_live_fetch_failures_total', { code: 'upstream_error' })).toBe(1);
 
       const http = (status: string) => moved('lookup_api_http_request_duration_seconds_count', { method: 'POST', route: '/v1/company', status });
-      expect([http('200'), http('404'), http('502'), http('429')]).toEqual([3, 1, 1, 1]);
+      expect([http('200'), http('404'), http('502'), http('429')]).toEqual([4, 1, 1, 1]);
+      // The Idempotency-Key's claim and its stored answer, each in a group-committed statement.
+      expect(moved('lookup_api_idempotency_batch_size_sum', { statement: 'claim' })).toBe(1);
+      expect(moved('lookup_api_idempotency_batch_size_sum', { statement: 'complete' })).toBe(1);
       expect(moved('lookup_api_requests_refused_total', { reason: 'rate_limited' })).toBe(1);
       expect(moved('lookup_api_requests_refused_total', { reason: 'shed' })).toBe(0);
 

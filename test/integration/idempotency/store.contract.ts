@@ -4,6 +4,7 @@ import { beforeEach, expect, it } from 'vitest';
 import type { Sql } from '../../../services/eventstore/sql';
 import { fingerprint, type StoredResponse } from '../../../services/idempotency/idempotency';
 import { createSqlIdempotencyStore } from '../../../services/idempotency/sql-idempotency-store';
+import { recordingSql } from '../../support/recording-sql';
 
 const HOUR = 60 * 60 * 1000;
 const company = (url: string, extra: Record<string, unknown> = {}) => fingerprint('/v1/company', { url, ...extra });
@@ -186,5 +187,35 @@ export function idempotencyStoreContract(sql: () => Sql): void {
       if (i === winner) return;
       expect(r.kind).toBe(fps[i] === fps[winner] ? 'in_use' : 'reused');
     });
+  });
+
+  it('concurrent begins and completes of many keys share statements: one claim for all, one completion for all', async () => {
+    const recording = recordingSql(sql());
+    const store = createSqlIdempotencyStore(recording.sql);
+    const keys = Array.from({ length: 40 }, (_, i) => `many-${i}`);
+    const begun = await Promise.all(keys.map((k) => store.begin(ws, k, company(k))));
+    expect(begun.every((b) => b.kind === 'started')).toBe(true);
+    expect(recording.queries).toHaveLength(1);
+    await Promise.all(begun.map((b, i) => (b.kind === 'started' ? store.complete(ws, keys[i]!, b.token, response(i)) : undefined)));
+    expect(recording.queries).toHaveLength(2);
+    const replays = await Promise.all(keys.map((k) => store.begin(ws, k, company(k))));
+    expect(replays).toEqual(keys.map((_, i) => ({ kind: 'replay', response: response(i) })));
+  });
+
+  it('one batch answers each call for itself: started, replayed, in use, reused, and the same key twice', async () => {
+    const store = createSqlIdempotencyStore(sql());
+    const done = await store.begin(ws, 'done', company('acme'));
+    if (done.kind !== 'started') throw new Error(done.kind);
+    await store.complete(ws, 'done', done.token, response(7));
+    expect((await store.begin(ws, 'running', company('acme'))).kind).toBe('started');
+    const results = await Promise.all([
+      store.begin(ws, 'fresh', company('acme')),
+      store.begin(ws, 'done', company('acme')),
+      store.begin(ws, 'running', company('acme')),
+      store.begin(ws, 'done', company('globex')),
+      store.begin(ws, 'twice', company('acme')),
+      store.begin(ws, 'twice', company('globex')),
+    ]);
+    expect(results.map((r) => r.kind)).toEqual(['started', 'replay', 'in_use', 'reused', 'started', 'reused']);
   });
 }
