@@ -1,7 +1,7 @@
 /**
- * Group commit for one kind of statement: calls made while a batch runs wait and go together in
- * the next, so under load many callers share one statement (and one commit) instead of one each.
- * One batch runs at a time. A batch that throws fails each of its calls with that error.
+ * Group commit: calls made while a batch runs wait and go together in the next, so under load many
+ * callers share one statement or transaction (and one commit) instead of one each. One batch runs
+ * at a time. A batch that throws fails each of its calls with that error.
  */
 export class GroupBatcher<I, O> {
   private queue: { item: I; resolve: (output: O) => void; reject: (error: unknown) => void }[] = [];
@@ -11,9 +11,12 @@ export class GroupBatcher<I, O> {
     /** Answers the items in their order. */
     private readonly runBatch: (items: I[]) => Promise<O[]>,
     private readonly maxBatch = 128,
-    /** Told the size of each batch as it starts (a metric). */
-    private readonly onBatch: (size: number) => void = () => {},
   ) {}
+
+  /** Calls waiting for the next batch. */
+  get queued(): number {
+    return this.queue.length;
+  }
 
   submit(item: I): Promise<O> {
     return new Promise<O>((resolve, reject) => {
@@ -25,11 +28,12 @@ export class GroupBatcher<I, O> {
   private async drain(): Promise<void> {
     this.running = true;
     try {
-      // Calls made in this turn of the event loop join the first batch.
+      // Let the calls already read from the sockets join the first batch: on an embedded database
+      // (PGlite) a whole batch runs in microtasks, so without this turn of the event loop no
+      // second call would ever arrive while one commits and each would pay a commit of its own.
       await new Promise((resolve) => setImmediate(resolve));
       while (this.queue.length > 0) {
         const batch = this.queue.splice(0, this.maxBatch);
-        this.onBatch(batch.length);
         try {
           const outputs = await this.runBatch(batch.map((call) => call.item));
           if (outputs.length !== batch.length) throw new Error(`a batch of ${batch.length} answered ${outputs.length}`);

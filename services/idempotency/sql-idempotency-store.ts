@@ -12,8 +12,6 @@ export interface SqlIdempotencyStoreOptions {
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000;
-/** Calls per claim or completion statement at most. */
-const MAX_BATCH = 128;
 
 // Inserts a claim per row of the batch ($1..$5: workspace ids, keys, fingerprints, lock tokens,
 // instants, null for the database's), or takes over a row that no longer counts: expired, or
@@ -89,10 +87,14 @@ export function createSqlIdempotencyStore(sql: Sql, opts: SqlIdempotencyStoreOpt
   const identity = (workspaceId: string, key: string) => JSON.stringify([workspaceId, key]);
 
   const claims = new GroupBatcher<Claim, BeginResult | typeof VANISHED>(async (batch) => {
+    idempotencyBatchSize.observe({ statement: 'claim' }, batch.length);
     const tokens = batch.map(() => randomUUID());
     // The first call of each key claims; the others read what it left, like calls just after it.
     const firstOfKey = new Map<string, number>();
-    for (const [i, c] of batch.entries()) if (!firstOfKey.has(identity(c.workspaceId, c.key))) firstOfKey.set(identity(c.workspaceId, c.key), i);
+    for (const [i, c] of batch.entries()) {
+      const id = identity(c.workspaceId, c.key);
+      if (!firstOfKey.has(id)) firstOfKey.set(id, i);
+    }
     const claiming = [...firstOfKey.values()];
     const { rows: won } = await sql.query<{ lock_token: string }>(CLAIM, [
       claiming.map((i) => batch[i]!.workspaceId),
@@ -118,9 +120,10 @@ export function createSqlIdempotencyStore(sql: Sql, opts: SqlIdempotencyStoreOpt
       const row = existing.get(identity(c.workspaceId, c.key));
       return row ? answerForExisting(row, c.fingerprint) : VANISHED;
     });
-  }, MAX_BATCH, (size) => idempotencyBatchSize.observe({ statement: 'claim' }, size));
+  });
 
   const completions = new GroupBatcher<Completion, void>(async (batch) => {
+    idempotencyBatchSize.observe({ statement: 'complete' }, batch.length);
     await sql.query(COMPLETE, [
       batch.map((c) => c.workspaceId),
       batch.map((c) => c.key),
@@ -128,7 +131,7 @@ export function createSqlIdempotencyStore(sql: Sql, opts: SqlIdempotencyStoreOpt
       batch.map((c) => JSON.stringify(c.response)),
     ]);
     return batch.map(() => undefined);
-  }, MAX_BATCH, (size) => idempotencyBatchSize.observe({ statement: 'complete' }, size));
+  });
 
   return {
     async begin(workspaceId, key, fingerprint, now) {

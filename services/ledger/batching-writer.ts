@@ -1,4 +1,5 @@
 import { streams } from '../../contracts/events';
+import { GroupBatcher } from '../common/group-batcher';
 import type { EventStore, StoreTransaction } from '../eventstore/event-store';
 import type { NewEvent } from '../eventstore/types';
 import { DatabaseUnavailableError } from '../eventstore/unavailable';
@@ -33,7 +34,6 @@ export interface WorkspaceJob<T> {
   decide(locked: LockedState): Decision<T>;
 }
 
-type Pending = WorkspaceJob<unknown> & { resolve: (value: unknown) => void; reject: (error: unknown) => void };
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 
 /**
@@ -51,61 +51,44 @@ type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
  * unavailable fails every job of it, and the writer goes on with the next.
  */
 export class BatchingWriter {
-  private queue: Pending[] = [];
-  private flushing = false;
+  private readonly batches: GroupBatcher<WorkspaceJob<unknown>, Outcome>;
 
   constructor(
     private readonly store: EventStore,
-    private readonly maxBatch = 64,
-  ) {}
-
-  submit<T>(job: WorkspaceJob<T>): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      this.queue.push({ ...job, resolve: resolve as (value: unknown) => void, reject });
-      if (!this.flushing) void this.flush();
-    });
+    maxBatch = 64,
+  ) {
+    this.batches = new GroupBatcher((jobs) => this.commit(jobs), maxBatch);
   }
 
-  private async flush(): Promise<void> {
-    this.flushing = true;
+  async submit<T>(job: WorkspaceJob<T>): Promise<T> {
+    const outcome = await this.batches.submit(job);
+    if (!outcome.ok) throw outcome.error;
+    return outcome.value as T;
+  }
+
+  private async commit(batch: WorkspaceJob<unknown>[]): Promise<Outcome[]> {
+    const timedCommit = startWriterBatch(batch.length, this.batches.queued);
     try {
-      // Let the requests already read from the sockets join: an embedded database (PGlite) runs
-      // a whole transaction in microtasks, so without this turn of the event loop no second job
-      // would ever arrive while one commits and every charge would pay a commit of its own.
-      await new Promise((resolve) => setImmediate(resolve));
-      while (this.queue.length > 0) {
-        const batch = this.queue.splice(0, this.maxBatch);
-        const timedCommit = startWriterBatch(batch.length, this.queue.length);
-        try {
-          const outcomes = await timedCommit(this.store.transaction((tx) => runBatch(tx, batch)));
-          for (const [i, job] of batch.entries()) settle(job, outcomes[i]!);
-        } catch (batchError) {
-          // The database is out of reach: every job fails alike, and re-running them one by one
-          // could apply twice a batch whose COMMIT went through before the connection broke.
-          if (batch.length === 1 || batchError instanceof DatabaseUnavailableError) {
-            for (const job of batch) job.reject(batchError);
-            continue;
-          }
-          for (const job of batch) {
-            await this.store.transaction((tx) => runBatch(tx, [job])).then(
-              (outcomes) => settle(job, outcomes[0]!),
-              job.reject,
-            );
-          }
-        }
+      return await timedCommit(this.store.transaction((tx) => runBatch(tx, batch)));
+    } catch (batchError) {
+      // The database is out of reach: every job fails alike, and re-running them one by one
+      // could apply twice a batch whose COMMIT went through before the connection broke.
+      if (batch.length === 1 || batchError instanceof DatabaseUnavailableError) throw batchError;
+      const outcomes: Outcome[] = [];
+      for (const job of batch) {
+        outcomes.push(
+          await this.store.transaction((tx) => runBatch(tx, [job])).then(
+            ([outcome]) => outcome!,
+            (error: unknown): Outcome => ({ ok: false, error }),
+          ),
+        );
       }
-    } finally {
-      this.flushing = false;
+      return outcomes;
     }
   }
 }
 
-function settle(job: Pending, outcome: Outcome) {
-  if (outcome.ok) job.resolve(outcome.value);
-  else job.reject(outcome.error);
-}
-
-async function runBatch(tx: StoreTransaction, batch: Pending[]): Promise<Outcome[]> {
+async function runBatch(tx: StoreTransaction, batch: WorkspaceJob<unknown>[]): Promise<Outcome[]> {
   const { workspaces, ledgerHashes } = await lockWorkspaces(tx, [...new Set(batch.map((job) => job.workspaceId))].sort());
   // Workspace rows before charge rows: the order every other writer takes them in.
   const charges = await lockCharges(tx, [...new Set(batch.flatMap((job) => (job.chargeOf ? [job.chargeOf] : [])))].sort());
