@@ -55,28 +55,27 @@ export function createPgSql(connectionString: string, options: PgSqlOptions = {}
     return err instanceof DatabaseUnavailableError ? err : isDatabaseUnreachable(err) ? new DatabaseUnavailableError(err, { commitOutcomeUnknown }) : err;
   };
 
-  const wrap = (client: pg.Pool | pg.PoolClient): SqlExecutor => ({
+  // Outside transactions: each statement on whichever pooled connection is free.
+  const pooled = async <R>(config: pg.QueryConfig & { rowMode?: 'array' }) => {
+    try {
+      return await pool.query<R & pg.QueryResultRow>({ ...config, name: config.values ? statementName(config.text) : undefined });
+    } catch (err) {
+      throw unavailableOr(err);
+    }
+  };
+  const outsideTransactions: SqlExecutor = {
     async query<R>(text: string, params?: unknown[]): Promise<QueryResult<R>> {
-      try {
-        const r = await client.query({ text, values: params, name: params ? statementName(text) : undefined });
-        return { rows: r.rows as R[], rowCount: r.rowCount ?? 0 };
-      } catch (err) {
-        throw unavailableOr(err);
-      }
+      const r = await pooled<R>({ text, values: params });
+      return { rows: r.rows, rowCount: r.rowCount ?? 0 };
     },
     async queryArrays<R extends unknown[]>(text: string, params?: unknown[]): Promise<R[]> {
-      try {
-        const r = await client.query<R>({ text, values: params, rowMode: 'array', name: params ? statementName(text) : undefined });
-        return r.rows;
-      } catch (err) {
-        throw unavailableOr(err);
-      }
+      return (await pooled<R>({ text, values: params, rowMode: 'array' })).rows;
     },
-  });
+  };
 
   return {
     backend: 'postgres',
-    ...wrap(pool),
+    ...outsideTransactions,
     async transaction<T>(fn: (tx: TransactionExecutor) => Promise<T>): Promise<T> {
       let client: pg.PoolClient;
       try {

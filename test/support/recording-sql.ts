@@ -1,9 +1,21 @@
-import type { Sql } from '../../services/eventstore/sql';
+import type { Sql, SqlExecutor } from '../../services/eventstore/sql';
 
 export interface RecordedStatement {
   text: string;
   params: unknown[] | undefined;
 }
+
+/** `executor`, writing each statement down in `into` before it runs. */
+const recording = (executor: SqlExecutor, into: RecordedStatement[]): SqlExecutor => ({
+  query(text, params) {
+    into.push({ text, params });
+    return executor.query(text, params);
+  },
+  queryArrays(text, params) {
+    into.push({ text, params });
+    return executor.queryArrays(text, params);
+  },
+});
 
 /**
  * The same database, with every statement written down (each transaction's apart) and how long
@@ -20,14 +32,7 @@ export function recordingSql(sql: Sql): { sql: Sql; transactions: RecordedStatem
     queries,
     sql: {
       backend: sql.backend,
-      query(text, params) {
-        queries.push({ text, params });
-        return sql.query(text, params);
-      },
-      queryArrays(text, params) {
-        queries.push({ text, params });
-        return sql.queryArrays(text, params);
-      },
+      ...recording(sql, queries),
       async transaction(fn) {
         const statements: RecordedStatement[] = [];
         transactions.push(statements);
@@ -35,14 +40,7 @@ export function recordingSql(sql: Sql): { sql: Sql; transactions: RecordedStatem
         try {
           return await sql.transaction((tx) =>
             fn({
-              query(text, params) {
-                statements.push({ text, params });
-                return tx.query(text, params);
-              },
-              queryArrays(text, params) {
-                statements.push({ text, params });
-                return tx.queryArrays(text, params);
-              },
+              ...recording(tx, statements),
               deferWrite(text, params) {
                 statements.push({ text, params });
                 tx.deferWrite(text, params);
