@@ -1,11 +1,11 @@
 // PostgreSQL restarted or stopped under load, on a private cluster this file owns. Two API
-// instances (child processes) take a steady mix of cache hits, live fetches and not-founds while
-// the database goes away, plus a third that stays idle. No process may exit, every answer must be
-// a 200, a 404 or a 503 service_unavailable (never a 500, never a dropped connection), the
-// instances serve again by themselves, and every credit reconciles: per request, the ledger holds
-// exactly what the answer said was charged, refunds of the outage written by the instances
-// themselves (the abandoned-charge sweeper would take over a minute). Each test brings about its
-// own outage, so any one runs alone with `-t`.
+// instances (child processes) take a steady mix of cache hits, live fetches and not-founds (half of
+// them with an Idempotency-Key) while the database goes away, plus a third that stays idle. No
+// process may exit, every answer must be a 200, a 404 or a 503 service_unavailable (never a 500,
+// never a dropped connection), the instances serve again by themselves, and every credit
+// reconciles: per request, the ledger holds exactly what the answer said was charged, refunds of
+// the outage written by the instances themselves (the abandoned-charge sweeper would take over a
+// minute). Each test brings about its own outage, so any one runs alone with `-t`.
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { usageProjection } from '../../services/projections/usage';
@@ -95,8 +95,11 @@ describe.skipIf(!redisUrl || !available)('PostgreSQL restarted under load', () =
       for (let i = 0; i < 1500 && !stop; i++) {
         const afterOutage = outageOver;
         const { path, body } = CALLS[(w + i) % CALLS.length]!;
+        // Half the workers send an Idempotency-Key (its own per call): the claims and stored
+        // answers, group-committed, meet the outage too.
+        const headers = w % 2 === 1 ? { ...bearer(key), 'idempotency-key': `outage-${workspaceId}-${w}-${i}` } : bearer(key);
         try {
-          answers.push({ instance, afterOutage, answer: await call(instances[instance]!.url, path, { headers: bearer(key), body }) });
+          answers.push({ instance, afterOutage, answer: await call(instances[instance]!.url, path, { headers, body }) });
         } catch (err) {
           answers.push({ instance, afterOutage, dropped: String(err) });
         }
@@ -227,6 +230,10 @@ describe.skipIf(!redisUrl || !available)('PostgreSQL restarted under load', () =
       expect(lookup.status).toBe(503);
       expect(lookup.body.error.code).toBe('service_unavailable');
       expect(lookup.body.meta.credits_charged).toBe(0);
+      const keyed = await call(idle.url, '/v1/company', { headers: { ...bearer(key), 'idempotency-key': 'during-outage' }, body: { url: COMPANY } });
+      expect(keyed.status).toBe(503);
+      expect(keyed.body.error.code).toBe('service_unavailable');
+      expect(keyed.body.meta.credits_charged).toBe(0);
     } finally {
       await postgres.start();
     }
