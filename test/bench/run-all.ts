@@ -36,11 +36,12 @@
 //      call (storage-figures.ts)
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { loadavg } from 'node:os';
+import { availableParallelism, loadavg } from 'node:os';
 import { resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
+import { type Budget, type MeasuredHit, serverCpuBudget, throughputBudget, verdict } from './cpu-budget';
 import { readMainProfile, summarizeProfile, type ProfileSummary } from './cpu-profile';
 import type { ChildMessage, ParentMessage } from './server-child';
 import { cpuBetween, machineDescription, postgresBackendsOf, postgresServerProcesses, readCpu, redisServer, rssMb, singleProcess, type ProcessGroup } from './proc-stats';
@@ -228,6 +229,8 @@ interface LoadResult {
   load: string;
   /** CPU µs per request of each serving process group (several instances: summed in one group). */
   cpuPerRequestUs: Map<string, number>;
+  /** CPU µs per request of this process while it drives autocannon: the load generator's share of the cores. */
+  loadGeneratorUsPerRequest: number;
   instances: InstanceResult[];
 }
 
@@ -274,6 +277,7 @@ class Tally {
   readonly failureSamples = new Map<number, string>();
   readonly loads: number[] = [];
   readonly cpuSeconds = new Map<string, number>();
+  loadGeneratorSeconds = 0;
   private readonly instances = new Map<string, InstanceTally>();
 
   constructor(readonly scenario: string) {}
@@ -301,6 +305,7 @@ class Tally {
       creditsCharged: this.creditsCharged,
       load: `load average ${Math.min(...this.loads).toFixed(1)}-${Math.max(...this.loads).toFixed(1)}`,
       cpuPerRequestUs: new Map([...this.cpuSeconds].map(([name, seconds]) => [name, (seconds / this.responses) * 1e6])),
+      loadGeneratorUsPerRequest: (this.loadGeneratorSeconds / this.responses) * 1e6,
       instances: [...this.instances.values()].map((i) => i.result()),
     };
   }
@@ -384,9 +389,12 @@ async function runSlice(load: Target | Target[], seconds: number, tally: Tally):
   const writerBefore = await Promise.all(targets.map(readWriterCounts));
   tally.loads.push(loadavg()[0]!);
   const cpuBefore = readCpu(processes);
+  const generatorBefore = process.cpuUsage();
   const results = await Promise.all(
     targets.map((t) => loadTarget(t, CONNECTIONS / targets.length, seconds, tally.instance(t.label ?? 'instance'), tally.failureSamples)),
   );
+  const generator = process.cpuUsage(generatorBefore);
+  tally.loadGeneratorSeconds += (generator.user + generator.system) / 1e6;
   for (const [name, spent] of cpuBetween(cpuBefore, readCpu(processes))) {
     tally.cpuSeconds.set(name, (tally.cpuSeconds.get(name) ?? 0) + spent);
   }
@@ -715,11 +723,13 @@ function printCpuAndTargets(results: LoadResult[], memory: MemoryRun | undefined
       total += us;
     }
     if (r.cpuPerRequestUs.size > 1) rows.push([r.scenario, 'total', fmt(total)]);
+    rows.push([r.scenario, LOAD_GENERATOR, fmt(r.loadGeneratorUsPerRequest)]);
   }
   say(table(rows));
   if (results.some((r) => r.instances.length > 1)) say('(several instances: "service" is their processes together)');
   const total = (r: LoadResult | undefined) => (r ? [...r.cpuPerRequestUs.values()].reduce((a, b) => a + b, 0) : NaN);
   say('(redis-server and the postgres server processes are shared with anything else using those servers meanwhile)');
+  say(`(${LOAD_GENERATOR}: this process's CPU while it drives autocannon, on the same cores; not in the total)`);
 
   let growth = NaN;
   if (memory && memory.samples.length >= 3) {
@@ -755,6 +765,51 @@ function printCpuAndTargets(results: LoadResult[], memory: MemoryRun | undefined
     ['embedded p99 <= 50 ms', `${fmt(t.liteP99, 1)} ms`, check(t.liteP99 <= 50)],
     ['RSS growth over the run <= 10% (last third / first third)', `${(100 * t.rssGrowth).toFixed(1)}%`, check(t.rssGrowth <= 0.1)],
   ]));
+  if (pgHit && bare) printBudgets(pgHit, bare, liteHit);
+}
+
+const LOAD_GENERATOR = 'load generator (autocannon)';
+
+/** A scenario's CPU per request split as the budgets take it. */
+function measuredHit(r: LoadResult): MeasuredHit {
+  const sum = (pick: (name: string) => boolean) => [...r.cpuPerRequestUs].reduce((a, [name, us]) => a + (pick(name) ? us : 0), 0);
+  return {
+    service: sum((name) => name === 'service'),
+    database: sum((name) => name.startsWith('postgres')),
+    redis: sum((name) => name.startsWith('redis')),
+    loadGenerator: r.loadGeneratorUsPerRequest,
+  };
+}
+
+/** What each target leaves for the service's CPU per hit on this machine (test/bench/cpu-budget.ts says how). */
+function printBudgets(pgHit: LoadResult, bare: LoadResult, liteHit: LoadResult | undefined) {
+  const cores = availableParallelism();
+  const bareUs = measuredHit(bare).service;
+  const pg = measuredHit(pgHit);
+  const rows: (string | number)[][] = [['target', 'µs per hit, all', 'taken by the others', 'left for the service', 'service now', 'verdict']];
+  const row = (name: string, budget: Budget, hit: MeasuredHit) =>
+    rows.push([
+      name,
+      fmt(budget.perHit),
+      fmt(budget.others),
+      `${fmt(budget.leftForService)}${budget.oneThread === undefined ? '' : ` (its one thread: ${fmt(budget.oneThread)})`}`,
+      fmt(hit.service),
+      verdict(budget, hit.service, bareUs),
+    ]);
+  row(`0.35x bare: ${fmt(0.35 * bare.requestsPerSecond)} hits/s on ${cores} cores (PostgreSQL+Redis)`, throughputBudget(0.35, bare.requestsPerSecond, cores, pg), pg);
+  row(`server CPU <= 3x bare's ${fmt(bareUs)} µs (PostgreSQL+Redis)`, serverCpuBudget(3, bareUs, pg), pg);
+  if (liteHit) {
+    const lite = measuredHit(liteHit);
+    row(`0.15x bare: ${fmt(0.15 * bare.requestsPerSecond)} hits/s on ${cores} cores (PGlite)`, throughputBudget(0.15, bare.requestsPerSecond, cores, lite, true), lite);
+  }
+  say(`\n== What the targets leave for the service on this machine (µs of CPU per hit, from this run's figures) ==`);
+  say(table(rows));
+  say(
+    `(a throughput target fixes the hits a second the ${cores} cores must serve, hence the CPU one hit may cost in all even with every core ` +
+      `busy all the time; "the others": the load generator, PostgreSQL and Redis as measured above (for the CPU target, PostgreSQL and ` +
+      `Redis); PGlite runs in the service's thread, which can give at most 1 s of CPU a second; the bare route's ${fmt(bareUs)} µs is ` +
+      'the floor of any route that reads the same request and sends the same body)',
+  );
 }
 
 const PERFORMANCE_DOC = resolve(REPO_ROOT, 'docs', 'performance.md');
