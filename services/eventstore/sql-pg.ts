@@ -37,6 +37,22 @@ function statementName(text: string): string | undefined {
   return name;
 }
 
+/** One statement, run by pg: on a pooled connection, or on a transaction's. */
+type RunStatement = <R>(config: pg.QueryConfig & { rowMode?: 'array' }) => Promise<{ rows: R[]; rowCount: number | null }>;
+
+/** Both query forms over one way of running a statement. */
+function executorOver(run: RunStatement): SqlExecutor {
+  return {
+    async query<R>(text: string, params?: unknown[]): Promise<QueryResult<R>> {
+      const r = await run<R>({ text, values: params });
+      return { rows: r.rows, rowCount: r.rowCount ?? 0 };
+    },
+    async queryArrays<R extends unknown[]>(text: string, params?: unknown[]): Promise<R[]> {
+      return (await run<R>({ text, values: params, rowMode: 'array' })).rows;
+    },
+  };
+}
+
 /**
  * The pg adapter. A connection lost at any moment (database restarted, stopped, network) never
  * ends the process: every client has an 'error' listener, a broken one is discarded, and the
@@ -63,19 +79,9 @@ export function createPgSql(connectionString: string, options: PgSqlOptions = {}
       throw unavailableOr(err);
     }
   };
-  const outsideTransactions: SqlExecutor = {
-    async query<R>(text: string, params?: unknown[]): Promise<QueryResult<R>> {
-      const r = await pooled<R>({ text, values: params });
-      return { rows: r.rows, rowCount: r.rowCount ?? 0 };
-    },
-    async queryArrays<R extends unknown[]>(text: string, params?: unknown[]): Promise<R[]> {
-      return (await pooled<R>({ text, values: params, rowMode: 'array' })).rows;
-    },
-  };
-
   return {
     backend: 'postgres',
-    ...outsideTransactions,
+    ...executorOver(pooled),
     async transaction<T>(fn: (tx: TransactionExecutor) => Promise<T>): Promise<T> {
       let client: pg.PoolClient;
       try {
@@ -120,13 +126,7 @@ export function createPgSql(connectionString: string, options: PgSqlOptions = {}
         }
       };
       const executor: TransactionExecutor = {
-        async query<R>(text: string, params?: unknown[]): Promise<QueryResult<R>> {
-          const r = await send<R>({ text, values: params });
-          return { rows: r.rows, rowCount: r.rowCount ?? 0 };
-        },
-        async queryArrays<R extends unknown[]>(text: string, params?: unknown[]): Promise<R[]> {
-          return (await send<R>({ text, values: params, rowMode: 'array' })).rows;
-        },
+        ...executorOver(send),
         deferWrite(text, params) {
           deferred.push({ text, values: params });
         },
