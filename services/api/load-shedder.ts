@@ -1,4 +1,4 @@
-import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
+import { monitorEventLoopDelay, type ELDHistogram } from 'node:perf_hooks';
 
 /**
  * Says when the process is too busy to take new lookups: event-loop delay past a bound, or too
@@ -7,7 +7,7 @@ import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
  */
 export class LoadShedder {
   private inFlight = 0;
-  private readonly histogram: IntervalHistogram;
+  private readonly histogram: ELDHistogram;
   private delayMs = 0;
   private readonly timer: NodeJS.Timeout;
 

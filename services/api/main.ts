@@ -19,7 +19,7 @@ if (config.adminTokenSource === 'created') {
 } else if (config.adminTokenSource === 'kept') {
   console.log(`ADMIN_TOKEN: the one kept in ${config.adminTokenFile}`);
 }
-console.log(`lookup API listening on ${server.url} (database: ${config.databaseUrl ? 'PostgreSQL' : `PGlite in ${config.dataDir}`})`);
+console.log(`lookup API listening on ${server.url} (database: ${config.databaseUrl ? 'PostgreSQL' : `PGlite in ${config.dataDir}`}, Node ${process.versions.node})`);
 
 let stopping = false;
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {

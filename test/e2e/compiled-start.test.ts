@@ -43,6 +43,8 @@ describe('npm start: the compiled service', () => {
       const listening = await listeningUrl(child, 60_000);
       output = listening.output;
       const { url } = listening;
+      // npm scripts run on the Node that the `node` dependency pins, whatever the machine has.
+      expect(output()).toMatch(/listening on \S+ \(.*Node 24\.\d+\.\d+\)/);
 
       expect((await call(url, 'GET', '/v1/health/ready')).status).toBe(200);
       const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
