@@ -11,6 +11,7 @@ import { Ledger } from '../../../services/ledger/ledger';
 import { LookupService, type Caller } from '../../../services/lookup/lookup-service';
 import { createHttpSource } from '../../../services/lookup/source/http-source';
 import { INLINE_PROJECTIONS } from '../../../services/projections/inline';
+import { CHANGING_COMPANY_SLUG } from '../../../services/sandbox/fixed';
 import { startSandbox, type Sandbox } from '../../../services/sandbox/server';
 
 const DAY = 86_400;
@@ -117,6 +118,35 @@ describe('LookupService', () => {
         ['LookupCharged', -1],
         ['LookupRefunded', 1],
       ]);
+    }
+  });
+
+  it('a write refused after the charge (no outage) is refunded in the same answer: internal_error with nothing charged, settled once', async () => {
+    // A real refusal by the database: a trigger on the log that refuses this company's ProfileFetched.
+    await sql.query(`
+      CREATE FUNCTION refuse_profile_write() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        RAISE EXCEPTION 'profile write refused by the test' USING ERRCODE = 'check_violation';
+      END $$`);
+    await sql.query(`CREATE TRIGGER refuse_profile_write BEFORE INSERT ON events
+      FOR EACH ROW WHEN (NEW.type = 'ProfileFetched' AND NEW.data->'data'->>'id' = '7001') EXECUTE FUNCTION refuse_profile_write()`);
+    try {
+      const { ws, caller } = await workspace(10);
+      const call = caller();
+      const failed = await refusal(lookups.company(call, { kind: 'slug', slug: CHANGING_COMPANY_SLUG }, 30 * DAY));
+      expect(failed).toMatchObject({ code: 'internal_error', billing: { charged: 0, balance: 10 } });
+      expect(await ledgerLines(ws.id, call.requestId)).toEqual([
+        ['LookupCharged', -1],
+        ['LookupRefunded', 1],
+      ]);
+      expect((await ledger.getWorkspace(ws.id))!.balance).toBe(10);
+      const { rows } = await sql.query<{ settled: boolean; refunded_credits: number }>('SELECT settled, refunded_credits FROM charges WHERE request_id = $1', [call.requestId]);
+      expect(rows).toEqual([{ settled: true, refunded_credits: 1 }]);
+      // Nothing left for the abandoned-charge sweeper.
+      expect(await ledger.refundAbandonedCharges(0)).toBe(0);
+    } finally {
+      await sql.query('DROP TRIGGER refuse_profile_write ON events');
+      await sql.query('DROP FUNCTION refuse_profile_write()');
     }
   });
 
