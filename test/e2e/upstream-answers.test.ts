@@ -3,7 +3,8 @@
 // PostgreSQL (+ Redis). The service's SOURCE_URL is a crafted upstream (support/crafted-upstream.ts)
 // serving bodies the sandbox never gives. Expectations: decisions.md "Response bodies" (about at
 // most 300 characters, current employers first), service-spec.md Billing rule 3 (`parse_error`
-// and `internal_error` refunded automatically, X-Credits-Charged 0), docs/api.md "Upstream data".
+// and `internal_error` refunded automatically, X-Credits-Charged 0), docs/api.md "Upstream data:
+// cleaned, not refused".
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { companyEnvelope, employment, personEnvelope, searchEnvelope, startCraftedUpstream, type CraftedUpstream } from './support/crafted-upstream';
@@ -11,7 +12,7 @@ import { expectError, expectSuccess, ledgerTypes } from './support/contract';
 import { backends, newCustomer, startE2eServer, type Customer, type E2eServer } from './support/harness';
 
 /** C0 (but tab and line feed), DEL and C1: never in an answer. */
-const CONTROL_BUT_TAB_AND_LF = /[\u0000-\u0008\u000B-\u001F\u007F-\u009F]/;
+const CONTROL_BUT_TAB_AND_LF = /(?![\n\t])\p{Cc}/u;
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 /** Every string of a JSON value, with the key it sits under. */
@@ -95,7 +96,7 @@ describe.each(backends())('upstream answers over HTTP on $name', (backend) => {
       });
 
       test('an About past 300 characters is cut to its first 300; one that would split a surrogate pair stops before it', async () => {
-        const long = 'a'.repeat(299) + 'bcdef';
+        const long = `${'a'.repeat(299)}bcdef`;
         upstream.person('crafted-long-about', personEnvelope('crafted-long-about', { about: long }));
         const pair = `${'a'.repeat(299)}😀 and more`;
         upstream.person('crafted-pair-about', personEnvelope('crafted-pair-about', { about: pair }));
@@ -172,9 +173,11 @@ describe.each(backends())('upstream answers over HTTP on $name', (backend) => {
     // A write the database refuses for a reason of its own: a trigger on the server's own
     // database, installed by the test (the embedded database cannot be reached from outside; the
     // lookup service's integration test covers it there).
-    describe.skipIf(backend.name !== 'PostgreSQL')('a failure after the charge: refunded in the same answer', () => {
-      let db: pg.Client;
+    describe('a failure after the charge: refunded in the same answer', () => {
+      const onPostgres = backend.name === 'PostgreSQL';
+      let db: pg.Client | undefined;
       beforeAll(async () => {
+        if (!onPostgres) return;
         db = new pg.Client({ connectionString: server.databaseUrl });
         await db.connect();
         await db.query(`
@@ -196,7 +199,7 @@ describe.each(backends())('upstream answers over HTTP on $name', (backend) => {
         await db?.end();
       });
 
-      test('500 internal_error: the ProfileFetched append refused, X-Credits-Charged 0, charge and refund under the request id, balance back', async () => {
+      test.skipIf(!onPostgres)('500 internal_error: the ProfileFetched append refused, X-Credits-Charged 0, charge and refund under the request id, balance back', async () => {
         const { slug, id } = fresh();
         upstream.company(slug, companyEnvelope(slug, id, { name: 'Refused Write Inc' }));
         const before = await c.balance();
@@ -209,11 +212,11 @@ describe.each(backends())('upstream answers over HTTP on $name', (backend) => {
         ]);
         expect(await c.balance()).toBe(before);
         // Settled once: the lookup is recorded as an internal_error, nothing left for the sweeper.
-        const { rows } = await db.query('SELECT settled, refunded_credits FROM charges WHERE request_id = $1', [res.body.meta.request_id]);
+        const { rows } = await db!.query('SELECT settled, refunded_credits FROM charges WHERE request_id = $1', [res.body.meta.request_id]);
         expect(rows).toEqual([{ settled: true, refunded_credits: 1 }]);
       });
 
-      test('503 service_unavailable when the database goes away at that write (unchanged): nothing charged, refunded as soon as it answers', async () => {
+      test.skipIf(!onPostgres)('503 service_unavailable when the database goes away at that write (unchanged): nothing charged, refunded as soon as it answers', async () => {
         const { slug, id } = fresh();
         upstream.company(slug, companyEnvelope(slug, id, { name: 'Database Gone Inc' }));
         const before = await c.balance();

@@ -2,8 +2,8 @@ import { PERSON_ABOUT_MAX_CHARS } from '../../../contracts/profiles';
 import { toWellFormed } from '../../../contracts/text';
 
 /**
- * The one rule for what the upstream sends (docs/api.md, "What the service does to upstream
- * data"). The upstream is a scraper's output, not a trusted peer: what can be cleaned is cleaned,
+ * The one rule for what the upstream sends (docs/api.md, "Upstream data: cleaned, not refused";
+ * docs/adr/0009). The upstream is a scraper's output, not a trusted peer: what can be cleaned is cleaned,
  * and only a body that still breaks the envelope schema afterwards is `parse_error`.
  *
  * Applied to a 200 body as parsed JSON, before the schema and so before anything is hashed,
