@@ -223,12 +223,12 @@ export class LookupService {
         refund: { owed: charged, cause: 'internal_error' },
         completed: { outcome: 'error', cache_status: status, credits_charged: 0, error_code: 'internal_error' },
       });
-      recordFailureAfterCharge(ref.operation, 'refunded');
+      recordFailureAfterCharge(ref.operation, 'in_answer');
       return new ApiError('internal_error', { cause: failure, billing: { charged: charged - refund.refunded, balance: refund.balance } });
     } catch (refundError) {
       // The database went away meanwhile: 503 with nothing charged, refunded once it answers (settle).
       if (refundError instanceof DatabaseUnavailableError) throw refundError;
-      recordFailureAfterCharge(ref.operation, 'refund_failed');
+      recordFailureAfterCharge(ref.operation, 'failed');
       return new ApiError('internal_error', {
         cause: new AggregateError([failure, refundError], 'a charged lookup failed, and so did its refund'),
         billing: { charged, balance: balanceAfterCharge },

@@ -54,8 +54,8 @@ export const creditsRefunded = new Counter({
 
 export const failuresAfterCharge = new Counter({
   name: `${PREFIX}lookup_failures_after_charge_total`,
-  help: 'Charged lookups that failed on the service\'s side (no outage), by operation and what followed: refunded in the same answer, or refund_failed (left to the sweeper)',
-  labelNames: ['operation', 'then'] as const,
+  help: 'Charged lookups that failed on the service\'s side (no outage), by operation and refund: in_answer (refunded before the answer) or failed (left to the sweeper)',
+  labelNames: ['operation', 'refund'] as const,
   registers: [registry],
 });
 
@@ -191,8 +191,8 @@ export function recordCommittedEvents(events: readonly RecordedEvent[]): void {
 }
 
 /** A charged lookup failed after its charge for a reason other than an outage. */
-export function recordFailureAfterCharge(operation: string, then: 'refunded' | 'refund_failed'): void {
-  failuresAfterCharge.inc({ operation, then });
+export function recordFailureAfterCharge(operation: string, refund: 'in_answer' | 'failed'): void {
+  failuresAfterCharge.inc({ operation, refund });
 }
 
 /** One live fetch; `failureCode` set when it failed. */

@@ -145,7 +145,7 @@ describe('LookupService', () => {
       expect(rows).toEqual([{ settled: true, refunded_credits: 1 }]);
       // Nothing left for the abandoned-charge sweeper.
       expect(await ledger.refundAbandonedCharges(0)).toBe(0);
-      expect(await failuresAfterCharge.get()).toMatchObject({ values: expect.arrayContaining([expect.objectContaining({ labels: { operation: 'company', then: 'refunded' }, value: 1 })]) });
+      expect(await failuresAfterCharge.get()).toMatchObject({ values: expect.arrayContaining([expect.objectContaining({ labels: { operation: 'company', refund: 'in_answer' }, value: 1 })]) });
     } finally {
       await sql.query('DROP TRIGGER refuse_profile_write ON events');
       await sql.query('DROP FUNCTION refuse_profile_write()');
@@ -168,7 +168,7 @@ describe('LookupService', () => {
       expect(failed).toMatchObject({ code: 'internal_error', billing: { charged: 1, balance: 9 } });
       expect(failed.cause).toBeInstanceOf(AggregateError);
       expect(await ledgerLines(ws.id, call.requestId)).toEqual([['LookupCharged', -1]]);
-      expect(await failuresAfterCharge.get()).toMatchObject({ values: expect.arrayContaining([expect.objectContaining({ labels: { operation: 'company', then: 'refund_failed' }, value: 1 })]) });
+      expect(await failuresAfterCharge.get()).toMatchObject({ values: expect.arrayContaining([expect.objectContaining({ labels: { operation: 'company', refund: 'failed' }, value: 1 })]) });
     } finally {
       await sql.query('DROP TRIGGER refuse_writes ON events');
       await sql.query('DROP FUNCTION refuse_writes()');
