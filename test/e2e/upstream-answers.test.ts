@@ -130,6 +130,21 @@ describe.each(backends())('upstream answers over HTTP on $name', (backend) => {
         expect(data.employers.map((e: { company_name: string }) => e.company_name)).toEqual(['Current One', 'Current Two', 'Past One', 'Past Two']);
       });
 
+      test('a domain lookup and a person lookup by name are cleaned the same way', async () => {
+        const { slug, id } = fresh();
+        upstream.domain('crafted-clean.com', companyEnvelope(slug, id, { name: 'Domain\u0000 Co\u0001', website: 'https://www.crafted-clean.com' }));
+        upstream.personNamed('Named Person', personEnvelope('crafted-named', { full_name: 'Named\u0000 Person', about: 'n'.repeat(310), employers: [employment('Was', false), employment('Is', true)] }));
+        const before = await c.balance();
+        const domain = await c.post('/v1/domain', { domain: 'crafted-clean.com' });
+        expect(expectSuccess(domain, { cache: 'MISS', charged: 4, remaining: before - 4 }).data.name).toBe('Domain Co');
+        expect(domain.body.meta.resolved).toEqual({ domain: 'crafted-clean.com', confirmed: true });
+        const named = await c.post('/v1/person', { url: 'Named Person' });
+        const { data } = expectSuccess(named, { cache: 'MISS', charged: 3, remaining: before - 7 });
+        expect(data.full_name).toBe('Named Person');
+        expect(data.about).toBe('n'.repeat(300));
+        expect(data.employers.map((e: { company_name: string }) => e.company_name)).toEqual(['Is', 'Was']);
+      });
+
       test('search results are cleaned too: titles single-line, snippets keep line feeds', async () => {
         upstream.search('crafted query', searchEnvelope([{ title: 'Acme\u0000\nRobotics', snippet: 'Robots\u0000\nand arms\u0085' }]));
         const before = await c.balance();

@@ -10,8 +10,12 @@ export interface CraftedUpstream {
   url: string;
   /** A company envelope served at /companies/by-slug/{slug} (the slug as the service asks for it). */
   company(slug: string, envelope: unknown): void;
+  /** A company envelope served at /companies/by-domain/{domain}. */
+  domain(domain: string, envelope: unknown): void;
   /** A person envelope served at /people/by-id/{publicIdentifier}. */
   person(publicIdentifier: string, envelope: unknown): void;
+  /** A person envelope served for /people/by-name?name={name}. */
+  personNamed(name: string, envelope: unknown): void;
   /** A search envelope served for /search?q={query}, any limit. */
   search(query: string, envelope: unknown): void;
   close(): Promise<void>;
@@ -22,7 +26,12 @@ export async function startCraftedUpstream(): Promise<CraftedUpstream> {
   const bodies = new Map<string, string>();
   const server: Server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://upstream');
-    const key = url.pathname === '/search' ? `search:${url.searchParams.get('q')}` : decodeURIComponent(url.pathname);
+    const key =
+      url.pathname === '/search'
+        ? `search:${url.searchParams.get('q')}`
+        : url.pathname === '/people/by-name'
+          ? `name:${url.searchParams.get('name')}`
+          : decodeURIComponent(url.pathname);
     const body = bodies.get(key);
     if (body === undefined) {
       res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":"not_found"}');
@@ -35,7 +44,9 @@ export async function startCraftedUpstream(): Promise<CraftedUpstream> {
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     company: (slug, envelope) => set(`/companies/by-slug/${slug}`, envelope),
+    domain: (domain, envelope) => set(`/companies/by-domain/${domain}`, envelope),
     person: (id, envelope) => set(`/people/by-id/${id}`, envelope),
+    personNamed: (name, envelope) => set(`name:${name}`, envelope),
     search: (query, envelope) => set(`search:${query}`, envelope),
     close: async () => {
       server.closeAllConnections();
