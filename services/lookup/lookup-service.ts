@@ -4,15 +4,18 @@ import { streams } from '../../contracts/events';
 import type { SqlExecutor } from '../eventstore/sql';
 import { DatabaseUnavailableError } from '../eventstore/unavailable';
 import type { ChargeCommand, ChargeResult, Ledger, SettleCommand, VoidCommand } from '../ledger/ledger';
-import { aliases, companyAlias, companyAliases, entities, normalizeQuery, personAlias, personAliases } from './aliases';
 import { recordFailureAfterCharge } from '../metrics/metrics';
-import { decideFetched, decideFromCache, type CachedEntry, type FetchVerdict, type LookupAnswer, type LookupAsked, type LookupErrorAnswer, type NotFoundCode, type SourceOutcome } from './decider';
+import { aliases, companyAlias, companyAliases, entities, normalizeQuery, personAlias, personAliases } from './aliases';
+import { decideFailureAfterCharge, decideFetched, decideFromCache, type CachedEntry, type FailureSettlement, type FetchVerdict, type LookupAnswer, type LookupAsked, type LookupErrorAnswer, type NotFoundCode, type SourceOutcome } from './decider';
 import type { CacheIndexMemory } from './cache-index-memory';
 import { ageSeconds, cacheDecision } from './freshness';
 import { parseDomain, type CompanyReference, type PersonReference } from './references';
 import type { Source, SourceResult } from './source/source';
 
 export type { LookupAnswer };
+
+/** The call a charge belongs to. */
+type CallRef = Pick<SettleCommand, 'workspaceId' | 'requestId' | 'keyId' | 'operation'>;
 
 /** Who is asking: the call's request id and its key's workspace. */
 export interface Caller {
@@ -198,7 +201,8 @@ export class LookupService {
       settled = await this.settle({ ...base, ...fetched.settlement });
     } catch (err) {
       if (err instanceof DatabaseUnavailableError) throw err;
-      throw await this.refundAfterFailure({ ...base, status: verdict.status, charged: verdict.charge, balanceAfterCharge: charged.balanceAfter }, err);
+      const settlement = decideFailureAfterCharge({ asked: plan, status: verdict.status, charged: verdict.charge });
+      throw await this.refundAfterFailure(base, settlement, { charged: verdict.charge, balance: charged.balanceAfter }, err);
     }
     const billing = { charged: verdict.charge - settled.refunded, balance: settled.balance };
     if ('error' in fetched) throw lookupError(fetched.error, billing);
@@ -207,32 +211,20 @@ export class LookupService {
 
   /**
    * A charged lookup failed on our side (a write refused for a reason other than an outage, a bug):
-   * the whole charge goes back now and the caller is told so, `internal_error` with nothing charged.
-   * `onlyIfUnsettled`: should the failed settlement have committed after all, it stands as it is.
-   * If even the refund fails, the caller is told the charge stands; the sweeper refunds it later.
+   * the charge goes back now (`decideFailureAfterCharge`) and the caller is told so,
+   * `internal_error` with nothing charged. If even the refund fails, the caller is told the charge
+   * stands (`asCharged`); the abandoned-charge sweeper refunds it later.
    */
-  private async refundAfterFailure(
-    call: Omit<SettleCommand, 'completed' | 'refund' | 'entityEvents' | 'onlyIfUnsettled'> & { status: 'MISS' | 'REFRESH'; charged: number; balanceAfterCharge: number },
-    failure: unknown,
-  ): Promise<ApiError> {
-    const { status, charged, balanceAfterCharge, ...ref } = call;
+  private async refundAfterFailure(call: CallRef, settlement: FailureSettlement, asCharged: Billing, failure: unknown): Promise<ApiError> {
     try {
-      const refund = await this.settle({
-        ...ref,
-        onlyIfUnsettled: true,
-        refund: { owed: charged, cause: 'internal_error' },
-        completed: { outcome: 'error', cache_status: status, credits_charged: 0, error_code: 'internal_error' },
-      });
-      recordFailureAfterCharge(ref.operation, 'in_answer');
-      return new ApiError('internal_error', { cause: failure, billing: { charged: charged - refund.refunded, balance: refund.balance } });
+      const refund = await this.settle({ ...call, ...settlement });
+      recordFailureAfterCharge(call.operation, 'in_answer');
+      return new ApiError('internal_error', { cause: failure, billing: { charged: asCharged.charged - refund.refunded, balance: refund.balance } });
     } catch (refundError) {
       // The database went away meanwhile: 503 with nothing charged, refunded once it answers (settle).
       if (refundError instanceof DatabaseUnavailableError) throw refundError;
-      recordFailureAfterCharge(ref.operation, 'failed');
-      return new ApiError('internal_error', {
-        cause: new AggregateError([failure, refundError], 'a charged lookup failed, and so did its refund'),
-        billing: { charged, balance: balanceAfterCharge },
-      });
+      recordFailureAfterCharge(call.operation, 'failed');
+      return new ApiError('internal_error', { cause: new AggregateError([failure, refundError], 'a charged lookup failed, and so did its refund'), billing: asCharged });
     }
   }
 
