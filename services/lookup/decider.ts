@@ -64,6 +64,9 @@ export type CacheVerdict =
 /** Settles a charge made up front: what the fetch stored, what goes back, how the call completed. */
 export type Settlement = Pick<SettleCommand, 'entityEvents' | 'refund' | 'completed'>;
 
+/** Settles a charge whose lookup failed on the service's side, unless it was settled meanwhile. */
+export type FailureSettlement = Pick<SettleCommand, 'refund' | 'completed' | 'onlyIfUnsettled'>;
+
 export type FetchVerdict = { settlement: Settlement; answer: LookupAnswer } | { settlement: Settlement; error: LookupErrorAnswer };
 
 export function decideFromCache(given: { asked: LookupAsked; cached: CachedEntry | undefined; maxAge: number; now: Date }): CacheVerdict {
@@ -139,5 +142,19 @@ export function decideFetched(given: {
       ...(outcome.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: outcome.retryAfterSeconds }),
       ...(outcome.message === undefined ? {} : { message: outcome.message }),
     },
+  };
+}
+
+/**
+ * A charged live lookup failed on the service's side after its charge (a write refused, a bug):
+ * settled as an `internal_error`, the whole charge refunded (service-spec.md Billing rule 3).
+ * `onlyIfUnsettled`: a failed settlement that committed after all is left as it is.
+ */
+export function decideFailureAfterCharge(given: { asked: Pick<LookupAsked, 'operation'>; status: 'MISS' | 'REFRESH'; charged: number }): FailureSettlement {
+  const { asked, status, charged } = given;
+  return {
+    onlyIfUnsettled: true,
+    refund: { owed: refundOwed(charged, 'failure', asked.operation), cause: 'internal_error' },
+    completed: { outcome: 'error', cache_status: status, credits_charged: chargeForOutcome(asked.operation, 'failure', false), error_code: 'internal_error' },
   };
 }

@@ -4,14 +4,18 @@ import { streams } from '../../contracts/events';
 import type { SqlExecutor } from '../eventstore/sql';
 import { DatabaseUnavailableError } from '../eventstore/unavailable';
 import type { ChargeCommand, ChargeResult, Ledger, SettleCommand, VoidCommand } from '../ledger/ledger';
+import { recordFailureAfterCharge } from '../metrics/metrics';
 import { aliases, companyAlias, companyAliases, entities, normalizeQuery, personAlias, personAliases } from './aliases';
-import { decideFetched, decideFromCache, type CachedEntry, type LookupAnswer, type LookupAsked, type LookupErrorAnswer, type NotFoundCode, type SourceOutcome } from './decider';
+import { decideFailureAfterCharge, decideFetched, decideFromCache, type CachedEntry, type FailureSettlement, type FetchVerdict, type LookupAnswer, type LookupAsked, type LookupErrorAnswer, type NotFoundCode, type SourceOutcome } from './decider';
 import type { CacheIndexMemory } from './cache-index-memory';
 import { ageSeconds, cacheDecision } from './freshness';
 import { parseDomain, type CompanyReference, type PersonReference } from './references';
 import type { Source, SourceResult } from './source/source';
 
 export type { LookupAnswer };
+
+/** The call a charge belongs to. */
+type CallRef = Pick<SettleCommand, 'workspaceId' | 'requestId' | 'keyId' | 'operation'>;
 
 /** Who is asking: the call's request id and its key's workspace. */
 export interface Caller {
@@ -187,17 +191,41 @@ export class LookupService {
     if (charged.kind === 'insufficient_credits') throw lookupError({ code: 'insufficient_credits' }, { charged: 0, balance: charged.balance });
     if (verdict.kind === 'hit') return { answer: verdict.answer, billing: { charged: verdict.charge, balance: charged.balanceAfter } };
 
-    // From here the charge stands until settled: an unexpected failure reports it as it is.
-    const outcome = await plan.fetch().catch((err: unknown): SourceOutcome => ({ kind: 'failure', code: 'internal_error', message: err instanceof Error ? err.message : String(err) }));
-    const fetched = decideFetched({ asked: plan, status: verdict.status, charged: verdict.charge, outcome, fetchedAt: this.clock(), requestId: caller.requestId });
-    const settled = await this.settle({ ...base, ...fetched.settlement }).catch((err: unknown) => {
-      throw err instanceof DatabaseUnavailableError || err instanceof ApiError
-        ? err
-        : new ApiError('internal_error', { cause: err, billing: { charged: verdict.charge, balance: charged.balanceAfter } });
-    });
+    // From here the charge stands until settled. A failure that is no outage is refunded in this
+    // same answer (Billing rule 3): the abandoned-charge sweeper is for crashed instances only.
+    let settled: { balance: number; refunded: number };
+    let fetched: FetchVerdict;
+    try {
+      const outcome = await plan.fetch().catch((err: unknown): SourceOutcome => ({ kind: 'failure', code: 'internal_error', message: err instanceof Error ? err.message : String(err) }));
+      fetched = decideFetched({ asked: plan, status: verdict.status, charged: verdict.charge, outcome, fetchedAt: this.clock(), requestId: caller.requestId });
+      settled = await this.settle({ ...base, ...fetched.settlement });
+    } catch (err) {
+      if (err instanceof DatabaseUnavailableError) throw err;
+      const settlement = decideFailureAfterCharge({ asked: plan, status: verdict.status, charged: verdict.charge });
+      throw await this.refundAfterFailure(base, settlement, { charged: verdict.charge, balance: charged.balanceAfter }, err);
+    }
     const billing = { charged: verdict.charge - settled.refunded, balance: settled.balance };
     if ('error' in fetched) throw lookupError(fetched.error, billing);
     return { answer: fetched.answer, billing };
+  }
+
+  /**
+   * A charged lookup failed on our side (a write refused for a reason other than an outage, a bug):
+   * the charge goes back now (`decideFailureAfterCharge`) and the caller is told so,
+   * `internal_error` with nothing charged. If even the refund fails, the caller is told the charge
+   * stands (`asCharged`); the abandoned-charge sweeper refunds it later.
+   */
+  private async refundAfterFailure(call: CallRef, settlement: FailureSettlement, asCharged: Billing, failure: unknown): Promise<ApiError> {
+    try {
+      const refund = await this.settle({ ...call, ...settlement });
+      recordFailureAfterCharge(call.operation, 'in_answer');
+      return new ApiError('internal_error', { cause: failure, billing: { charged: asCharged.charged - refund.refunded, balance: refund.balance } });
+    } catch (refundError) {
+      // The database went away meanwhile: 503 with nothing charged, refunded once it answers (settle).
+      if (refundError instanceof DatabaseUnavailableError) throw refundError;
+      recordFailureAfterCharge(call.operation, 'failed');
+      return new ApiError('internal_error', { cause: new AggregateError([failure, refundError], 'a charged lookup failed, and so did its refund'), billing: asCharged });
+    }
   }
 
   /**

@@ -52,6 +52,13 @@ export const creditsRefunded = new Counter({
   registers: [registry],
 });
 
+export const failuresAfterCharge = new Counter({
+  name: `${PREFIX}lookup_failures_after_charge_total`,
+  help: 'Charged lookups that failed on the service\'s side (no outage), by operation and refund: in_answer (refunded before the answer) or failed (left to the sweeper)',
+  labelNames: ['operation', 'refund'] as const,
+  registers: [registry],
+});
+
 export const liveFetchDuration = new Histogram({
   name: `${PREFIX}live_fetch_duration_seconds`,
   help: 'Live fetches from the source, by call and result (found, not_found, unresolvable_id, failure), in seconds',
@@ -181,6 +188,11 @@ export function recordCommittedEvents(events: readonly RecordedEvent[]): void {
       lookupsCompleted.inc({ operation: data.operation, cache_status: data.cache_status ?? 'NONE', outcome });
     }
   }
+}
+
+/** A charged lookup failed after its charge for a reason other than an outage. */
+export function recordFailureAfterCharge(operation: string, refund: 'in_answer' | 'failed'): void {
+  failuresAfterCharge.inc({ operation, refund });
 }
 
 /** One live fetch; `failureCode` set when it failed. */

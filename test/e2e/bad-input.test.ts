@@ -6,13 +6,18 @@
 //    still the error envelope with X-Request-Id.
 //  - Properties: arbitrary unicode in every field of every endpoint never gives a 5xx, always the
 //    envelope, and a 400 never charges.
+//  - Properties over generated upstream answers (a crafted upstream as SOURCE_URL): any text in any
+//    field of a company, person or search answer gives a 200 with the text cleaned (no control
+//    character, no lone surrogate, about at most 300, current employers first) or a refunded 502
+//    parse_error, never another 5xx; the cleaned answer served again has the same content_hash.
 // Expectations come from service-spec.md, decisions.md and issue 10 (parts 4-6).
 import fc from 'fast-check';
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { anyString, nearly } from '../support/unicode-arbitraries';
+import { anyCharacter, anyString, nearly } from '../support/unicode-arbitraries';
+import { companyEnvelope, personEnvelope, searchEnvelope, startCraftedUpstream, type CraftedUpstream } from './support/crafted-upstream';
 import { freshLoopbackAddress } from './support-instances/http';
-import { DETAIL_ISSUES, ERROR_TABLE, REQUEST_ID, expectDetail, expectError, type ErrorCode } from './support/contract';
+import { DETAIL_ISSUES, ERROR_TABLE, REQUEST_ID, expectDetail, expectError, expectedContentHash, type ErrorCode } from './support/contract';
 import { ADMIN_TOKEN, backends, call, startE2eServer, type E2eServer, type HttpResult, type LedgerEntry } from './support/harness';
 
 const GRANT_MAX = 1_000_000_000_000;
@@ -376,6 +381,143 @@ describe.each(backends())('bad input over HTTP on $name', (backend) => {
         const res = await call(server.url, 'GET', '/v1/health');
         expect(res.status).toBe(200);
       });
+    });
+
+    describe('properties: generated upstream answers are cleaned or refused, never a 500, never charged when refused', () => {
+      let upstream: CraftedUpstream;
+      let fed: E2eServer;
+      let fedKey: string;
+      let fedWorkspace: string;
+      let serial = 0;
+
+      beforeAll(async () => {
+        upstream = await startCraftedUpstream();
+        fed = await startE2eServer(backend, { SOURCE_URL: upstream.url });
+        const ws = await fed.admin.createWorkspace({ name: 'upstream fuzz', credits: 1_000_000 });
+        fedWorkspace = ws.id;
+        fedKey = (await fed.admin.createKey(ws.id, { name: 'fuzz', rate_limit_per_minute: 100_000 })).key;
+      });
+      afterAll(async () => {
+        await fed?.stop();
+        await upstream?.close();
+      });
+
+      /** Text as a scraper may send it: clean, nearly clean, anything, or long enough to be cut. */
+      const text = (valid: string) => fc.oneof({ weight: 2, arbitrary: fc.constant(valid) }, { weight: 3, arbitrary: nearly([valid]) }, { weight: 2, arbitrary: anyString() });
+      const longText = fc.oneof(anyString(40), fc.string({ unit: anyCharacter, minLength: 280, maxLength: 420 }));
+      const nullable = <T>(arb: fc.Arbitrary<T>) => fc.option(arb, { nil: null, freq: 5 });
+      const place = nullable(fc.record({ city: nullable(text('Lyon')), region: nullable(text('Rhône')), country: nullable(text('FR')) }));
+      /** Now and then a break no cleaning mends: an unknown field, a negative count. */
+      const breakage = fc.option(fc.constantFrom<Record<string, unknown>>({ unexpected: true }, { follower_count: -1 }), { nil: {}, freq: 8 });
+
+      const companyAnswer = fc.record({
+        name: text('Generated Co'),
+        tagline: nullable(text('We make things')),
+        description: nullable(longText),
+        industry: nullable(text('Software')),
+        type: nullable(text('Privately Held')),
+        specialties: fc.array(text('robots'), { maxLength: 3 }),
+        headquarters: place,
+      });
+      const employer = fc.record({
+        company_name: text('Employer'),
+        company_id: fc.constant(null),
+        title: nullable(text('Engineer')),
+        start_date: fc.constant('2020-01'),
+        is_current: fc.boolean(),
+      }).map((e) => ({ ...e, end_date: e.is_current ? null : '2021-06' }));
+      const personAnswer = fc.record({
+        full_name: text('Gen Person'),
+        first_name: text('Gen'),
+        last_name: text('Person'),
+        headline: nullable(text('Builds things')),
+        location: place,
+        about: nullable(longText),
+        employers: fc.array(employer, { maxLength: 4 }),
+      });
+      const searchAnswer = fc.array(fc.record({ title: text('Result'), snippet: longText }), { maxLength: 3 });
+
+      const answer = fc.oneof(
+        fc.tuple(fc.constant('company' as const), companyAnswer, breakage),
+        fc.tuple(fc.constant('person' as const), personAnswer, breakage),
+        fc.tuple(fc.constant('search' as const), searchAnswer, fc.constant({})),
+      );
+
+      /** Serves `data` (or the envelope built from it) for a fresh reference, and returns the call that asks for it. */
+      function serve(kind: 'company' | 'person' | 'search', n: number, fields: unknown, broken: Record<string, unknown>) {
+        if (kind === 'company') {
+          const slug = `gen-co-${n}`;
+          const envelope = companyEnvelope(slug, String(800_000 + n), { ...(fields as object), ...broken });
+          upstream.company(slug, envelope);
+          return { path: '/v1/company', body: { url: slug }, price: 1, again: (data: any) => upstream.company(slug, { company: data, aliases: envelope.aliases }) };
+        }
+        if (kind === 'person') {
+          const id = `gen-p-${n}`;
+          upstream.person(id, personEnvelope(id, { ...(fields as object), ...broken }));
+          return { path: '/v1/person', body: { url: `https://www.linkedin.com/in/${id}` }, price: 1, again: (data: any) => upstream.person(id, { person: data }) };
+        }
+        const query = `gen query ${n}`;
+        upstream.search(query, searchEnvelope(fields as Array<{ title: string; snippet: string }>));
+        return { path: '/v1/search', body: { query }, price: 1, again: (data: any) => upstream.search(query, { results: data.results }) };
+      }
+
+      /** What a served profile holds: no control character (but \n and \t in long texts), no lone surrogate, the order and cut of the contract. */
+      function expectCleaned(kind: string, data: any, res: HttpResult) {
+        const walk = (value: unknown, key: string): void => {
+          if (typeof value === 'string') {
+            const multiline = ['description', 'about', 'snippet'].includes(key);
+            expect(multiline ? /(?![\n\t])\p{Cc}/u.test(value) : /\p{Cc}/u.test(value), `${key} in ${res.text}`).toBe(false);
+            expect(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(value), key).toBe(false);
+          } else if (Array.isArray(value)) for (const v of value) walk(v, key);
+          else if (value !== null && typeof value === 'object') for (const [k, v] of Object.entries(value)) walk(v, k);
+        };
+        walk(data, '');
+        if (kind === 'person') {
+          if (data.about !== null) expect(data.about.length).toBeLessThanOrEqual(300);
+          const current: boolean[] = data.employers.map((e: { is_current: boolean }) => e.is_current);
+          expect(current).toEqual([...current].sort((a, b) => Number(b) - Number(a)));
+        }
+        expect(res.body.meta.content_hash).toBe(expectedContentHash(data));
+      }
+
+      test('any text in any field of a company, person or search answer: 200 cleaned or 502 parse_error refunded; cleaned again, the same content_hash', async () => {
+        const before = await fed.admin.balance(fedWorkspace);
+        let charged = 0;
+        const outcomes = { ok: 0, refused: 0 };
+        const post = (path: string, json: unknown) => call(fed.url, 'POST', path, { key: fedKey, json });
+        await fc.assert(
+          fc.asyncProperty(answer, async ([kind, fields, broken]) => {
+            serial += 1;
+            const asked = serve(kind, serial, fields, broken);
+            const res = await post(asked.path, asked.body);
+            expect([200, 502], `${JSON.stringify(fields)} -> ${res.text}`).toContain(res.status);
+            charged += res.body.meta.credits_charged;
+            if (res.status === 502) {
+              outcomes.refused += 1;
+              expectEnvelope(res.status, res.headers.get('x-request-id'), res.body, res.text);
+              expect(res.body.error.code).toBe('parse_error');
+              const lines = (await fed.admin.ledger(fedWorkspace, res.body.meta.request_id)).map((e) => [e.type, e.credits]);
+              expect(lines).toEqual([['LookupCharged', -asked.price], ['LookupRefunded', asked.price]]);
+              return;
+            }
+            outcomes.ok += 1;
+            expect(res.body.meta.credits_charged, res.text).toBe(asked.price);
+            expectCleaned(kind, res.body.data, res);
+            // The cleaned answer, sent again by the upstream: nothing left to clean, the same hash.
+            asked.again(res.body.data);
+            const again = await post(asked.path, { ...asked.body, max_age: 0 });
+            expect(again.status, again.text).toBe(200);
+            charged += again.body.meta.credits_charged;
+            expect(again.body.data).toEqual(res.body.data);
+            expect(again.body.meta.content_hash).toBe(res.body.meta.content_hash);
+          }),
+          { numRuns: RUNS },
+        );
+        expect(await fed.admin.balance(fedWorkspace)).toBe(before - charged);
+        // Both outcomes were met: the property said something about each.
+        expect(outcomes.ok).toBeGreaterThan(0);
+        expect(outcomes.refused).toBeGreaterThan(0);
+      }, 120_000);
     });
 
     describe('properties: arbitrary unicode in every field never gives a 5xx', () => {

@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import type { CompanyResult, PersonResult, SearchOutcome, Source, SourceFailure, SourceFailureCode } from './source';
 import { SingleFlight } from './single-flight';
+import { normaliseCompanyEnvelope, normalisePersonEnvelope, normaliseSearchEnvelope } from './upstream-normalisation';
 import { CompanyEnvelope, NotFoundBody, PATHS, PersonEnvelope, SEARCH_LIMIT_MAX, SearchEnvelope } from './wire';
 
 export type HttpSourceOptions = {
@@ -72,15 +73,19 @@ function safeJson(text: string): unknown {
   }
 }
 
-/** A 200 body: JSON that matches the envelope, or `parse_error`. */
-function readBody<S extends z.ZodType>(schema: S, text: string): { ok: true; value: z.infer<S> } | { ok: false; failure: SourceFailure } {
+/** A 200 body: JSON that matches the envelope once cleaned (upstream-normalisation.ts), or `parse_error`. */
+function readBody<S extends z.ZodType>(
+  schema: S,
+  normalise: (json: unknown) => unknown,
+  text: string,
+): { ok: true; value: z.infer<S> } | { ok: false; failure: SourceFailure } {
   let json: unknown;
   try {
     json = JSON.parse(text);
   } catch (err) {
     return { ok: false, failure: failure('parse_error', `source body is not JSON: ${(err as Error).message}`) };
   }
-  const parsed = schema.safeParse(json);
+  const parsed = schema.safeParse(normalise(json));
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const where = issue?.path.length ? issue.path.join('.') : 'body';
@@ -119,7 +124,7 @@ export function createHttpSource(opts: HttpSourceOptions): Source {
     const reply = await get(path);
     if ('kind' in reply) return reply;
     if (reply.status !== 200) return outcomeOfStatus(lookup, reply);
-    const body = readBody(CompanyEnvelope, reply.text);
+    const body = readBody(CompanyEnvelope, normaliseCompanyEnvelope, reply.text);
     if (!body.ok) return body.failure;
     return { kind: 'found', data: body.value.company, aliases: body.value.aliases };
   }
@@ -128,7 +133,7 @@ export function createHttpSource(opts: HttpSourceOptions): Source {
     const reply = await get(path);
     if ('kind' in reply) return reply;
     if (reply.status !== 200) return outcomeOfStatus('person', reply);
-    const body = readBody(PersonEnvelope, reply.text);
+    const body = readBody(PersonEnvelope, normalisePersonEnvelope, reply.text);
     if (!body.ok) return body.failure;
     const data = body.value.person;
     return { kind: 'found', data, aliases: { publicIdentifier: data.public_identifier } };
@@ -142,7 +147,7 @@ export function createHttpSource(opts: HttpSourceOptions): Source {
       // A search always has an answer, possibly empty: a 404 here is not a definitive one.
       return outcome.kind === 'failure' ? outcome : failure('upstream_error', 'source answered 404 to a search');
     }
-    const body = readBody(SearchEnvelope, reply.text);
+    const body = readBody(SearchEnvelope, normaliseSearchEnvelope, reply.text);
     if (!body.ok) return body.failure;
     return { kind: 'found', data: { results: body.value.results }, aliases: null };
   }

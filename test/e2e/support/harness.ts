@@ -29,6 +29,8 @@ export function backends(): Backend[] {
 export interface E2eServer {
   url: string;
   admin: AdminApi;
+  /** The server's own PostgreSQL database; undefined on PGlite (the process holds it). */
+  databaseUrl?: string;
   /** Closes the running instance and starts a new one on the same data (DATA_DIR or database). */
   restart(extraEnv?: Record<string, string>): Promise<void>;
   /** Closes the instance and deletes its data. */
@@ -65,6 +67,7 @@ export async function startE2eServer(backend: Backend, extraEnv: Record<string, 
   const server: E2eServer = {
     url: running.url,
     admin: new AdminApi(running.url),
+    ...(database ? { databaseUrl: database.url } : {}),
     async restart(more = {}) {
       await running.close();
       running = await startServer(loadConfig({ ...env, ...more }));

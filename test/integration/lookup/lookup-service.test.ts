@@ -9,8 +9,10 @@ import type { Sql } from '../../../services/eventstore/sql';
 import { createPgliteSql } from '../../../services/eventstore/sql-pglite';
 import { Ledger } from '../../../services/ledger/ledger';
 import { LookupService, type Caller } from '../../../services/lookup/lookup-service';
+import { failuresAfterCharge } from '../../../services/metrics/metrics';
 import { createHttpSource } from '../../../services/lookup/source/http-source';
 import { INLINE_PROJECTIONS } from '../../../services/projections/inline';
+import { CHANGING_COMPANY_SLUG } from '../../../services/sandbox/fixed';
 import { startSandbox, type Sandbox } from '../../../services/sandbox/server';
 
 const DAY = 86_400;
@@ -118,6 +120,64 @@ describe('LookupService', () => {
         ['LookupRefunded', 1],
       ]);
     }
+  });
+
+  it('a write refused after the charge (no outage) is refunded in the same answer: internal_error with nothing charged, settled once', async () => {
+    // A real refusal by the database: a trigger on the log that refuses this company's ProfileFetched.
+    await sql.query(`
+      CREATE FUNCTION refuse_profile_write() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        RAISE EXCEPTION 'profile write refused by the test' USING ERRCODE = 'check_violation';
+      END $$`);
+    await sql.query(`CREATE TRIGGER refuse_profile_write BEFORE INSERT ON events
+      FOR EACH ROW WHEN (NEW.type = 'ProfileFetched' AND NEW.data->'data'->>'id' = '7001') EXECUTE FUNCTION refuse_profile_write()`);
+    try {
+      const { ws, caller } = await workspace(10);
+      const call = caller();
+      const failed = await refusal(lookups.company(call, { kind: 'slug', slug: CHANGING_COMPANY_SLUG }, 30 * DAY));
+      expect(failed).toMatchObject({ code: 'internal_error', billing: { charged: 0, balance: 10 } });
+      expect(await ledgerLines(ws.id, call.requestId)).toEqual([
+        ['LookupCharged', -1],
+        ['LookupRefunded', 1],
+      ]);
+      expect((await ledger.getWorkspace(ws.id))!.balance).toBe(10);
+      const { rows } = await sql.query<{ settled: boolean; refunded_credits: number }>('SELECT settled, refunded_credits FROM charges WHERE request_id = $1', [call.requestId]);
+      expect(rows).toEqual([{ settled: true, refunded_credits: 1 }]);
+      // Nothing left for the abandoned-charge sweeper.
+      expect(await ledger.refundAbandonedCharges(0)).toBe(0);
+      expect(await failuresAfterCharge.get()).toMatchObject({ values: expect.arrayContaining([expect.objectContaining({ labels: { operation: 'company', refund: 'in_answer' }, value: 1 })]) });
+    } finally {
+      await sql.query('DROP TRIGGER refuse_profile_write ON events');
+      await sql.query('DROP FUNCTION refuse_profile_write()');
+    }
+  });
+
+  it('a refund that cannot be written either: internal_error says the charge stands, and the sweeper refunds it later', async () => {
+    const { ws, caller } = await workspace(10);
+    await sql.query(`
+      CREATE FUNCTION refuse_writes() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        RAISE EXCEPTION 'write refused by the test' USING ERRCODE = 'check_violation';
+      END $$`);
+    await sql.query(`CREATE TRIGGER refuse_writes BEFORE INSERT ON events FOR EACH ROW
+      WHEN ((NEW.type = 'ProfileFetched' AND NEW.data->'data'->>'id' = '7001') OR (NEW.type = 'LookupRefunded' AND NEW.data->>'workspace_id' = '${ws.id}'))
+      EXECUTE FUNCTION refuse_writes()`);
+    const call = caller();
+    try {
+      const failed = await refusal(lookups.company(call, { kind: 'slug', slug: CHANGING_COMPANY_SLUG }, 0));
+      expect(failed).toMatchObject({ code: 'internal_error', billing: { charged: 1, balance: 9 } });
+      expect(failed.cause).toBeInstanceOf(AggregateError);
+      expect(await ledgerLines(ws.id, call.requestId)).toEqual([['LookupCharged', -1]]);
+      expect(await failuresAfterCharge.get()).toMatchObject({ values: expect.arrayContaining([expect.objectContaining({ labels: { operation: 'company', refund: 'failed' }, value: 1 })]) });
+    } finally {
+      await sql.query('DROP TRIGGER refuse_writes ON events');
+      await sql.query('DROP FUNCTION refuse_writes()');
+    }
+    expect(await ledger.refundAbandonedCharges(0)).toBe(1);
+    expect(await ledgerLines(ws.id, call.requestId)).toEqual([
+      ['LookupCharged', -1],
+      ['LookupRefunded', 1],
+    ]);
   });
 
   it('a balance below the success price is refused with the balance and nothing charged', async () => {

@@ -51,6 +51,31 @@ describe('HTTP source: reading upstream replies', () => {
     }
   });
 
+  it('cleans a 200 before reading it: controls removed, lone surrogates replaced, about cut, current employers first', async () => {
+    const dirty = validEnvelope();
+    // JSON.stringify writes the lone surrogate as the escape `\udc00`, as a scraper's JSON would.
+    dirty.company.name = '\u0000Acme \uDC00Robotics\u0085';
+    replies.set('/companies/by-slug/dirty', { status: 200, body: JSON.stringify(dirty) });
+    const company = await source().companyBySlug('dirty');
+    expect(company.kind === 'found' && company.data.name).toBe('Acme \uFFFDRobotics');
+
+    const person = getWorld().personProfile(getWorld().personIndexById('jane-doe-42')!);
+    const untidy = { ...person, about: 'x'.repeat(400), employers: [...person.employers].reverse() };
+    replies.set('/people/by-id/untidy', { status: 200, body: JSON.stringify({ person: untidy }) });
+    const read = await source().personById('untidy');
+    expect(read.kind).toBe('found');
+    if (read.kind !== 'found') return;
+    expect(read.data.about).toBe('x'.repeat(300));
+    expect(read.data.employers.map((e) => e.is_current)).toEqual([...person.employers.map((e) => e.is_current)].sort((a, b) => Number(b) - Number(a)));
+  });
+
+  it('answers parse_error for what still breaks the schema once cleaned', async () => {
+    const dirty = validEnvelope();
+    dirty.company.name = '\u0000\u0001';
+    replies.set('/companies/by-slug/nameless', { status: 200, body: JSON.stringify(dirty) });
+    expect(await source().companyBySlug('nameless')).toMatchObject({ kind: 'failure', code: 'parse_error', message: expect.stringContaining('company.name') });
+  });
+
   it('answers upstream_error for a 404 without a not-found marker (a wrong base URL is not "no company")', async () => {
     replies.set('/companies/by-slug/bare404', { status: 404, body: '<html>Not Found</html>' });
     expect(await source().companyBySlug('bare404')).toMatchObject({ kind: 'failure', code: 'upstream_error' });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Operation } from '../../../contracts/events';
-import { decideFetched, decideFromCache, type CachedEntry, type LookupAsked, type SourceOutcome } from '../../../services/lookup/decider';
+import { decideFailureAfterCharge, decideFetched, decideFromCache, type CachedEntry, type LookupAsked, type SourceOutcome } from '../../../services/lookup/decider';
 
 const NOW = new Date('2025-06-01T12:00:00.000Z');
 const secondsAgo = (s: number) => new Date(NOW.getTime() - s * 1000);
@@ -163,5 +163,18 @@ describe('decideFetched: the pricing and refund tables once the source answered'
     const outcome: SourceOutcome = { kind: 'found', entity: 'search:10:acme', entityKind: 'search', stream: 'search-10-acme', data: results, aliases: ['search:10:acme'] };
     const verdict = decideFetched({ asked: ASKED.search, status: 'MISS', charged: 1, outcome, fetchedAt: NOW, requestId: REQUEST_ID });
     expect(verdict.settlement.entityEvents?.[0]).toMatchObject({ stream: 'search-10-acme', event: { data: { kind: 'search', entity: 'search:10:acme' } } });
+  });
+});
+
+describe('decideFailureAfterCharge: a failure on the service\'s side after the charge', () => {
+  describe.each(OPERATIONS)('%s', (operation) => {
+    const { success } = PRICES[operation];
+    it.each(['MISS', 'REFRESH'] as const)('given a %s charged at the success price, when the lookup fails after it, then the whole charge is refunded as internal_error, unless settled meanwhile', (status) => {
+      expect(decideFailureAfterCharge({ asked: ASKED[operation], status, charged: success })).toEqual({
+        onlyIfUnsettled: true,
+        refund: { owed: success, cause: 'internal_error' },
+        completed: { outcome: 'error', cache_status: status, credits_charged: 0, error_code: 'internal_error' },
+      });
+    });
   });
 });
