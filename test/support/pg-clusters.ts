@@ -112,12 +112,7 @@ export async function createReplicatedPair(): Promise<ReplicatedPair> {
     await createCluster(primary.name, primary.port);
     await primary.start();
     await createCluster(standby.name, standby.port);
-    // The standby's files (emptied, the directory kept with its owner and mode) are a base backup
-    // of the primary's; its own configuration (port) stays under /etc.
-    const data = `/var/lib/postgresql/${VERSION}/${standby.name}`;
-    await asPostgres('find', [data, '-mindepth', '1', '-delete']);
-    await asPostgres('pg_basebackup', ['-h', '127.0.0.1', '-p', String(primary.port), '-U', 'postgres', '-D', data, '-R', '-X', 'stream', '-c', 'fast']);
-    await standby.start();
+    await followAsStandby(standby, primary);
     return pair;
   } catch (err) {
     await pair.drop();
@@ -125,8 +120,20 @@ export async function createReplicatedPair(): Promise<ReplicatedPair> {
   }
 }
 
+/**
+ * Makes the stopped `cluster` a streaming standby of `primary` and starts it: its files (emptied,
+ * the directory kept with its owner and mode) become a base backup of the primary's; its own
+ * configuration (port) stays under /etc. Also how an old primary rejoins after a switchover.
+ */
+export async function followAsStandby(cluster: Cluster, primary: Cluster): Promise<void> {
+  const data = `/var/lib/postgresql/${VERSION}/${cluster.name}`;
+  await asPostgres('find', [data, '-mindepth', '1', '-delete']);
+  await asPostgres('pg_basebackup', ['-h', '127.0.0.1', '-p', String(primary.port), '-U', 'postgres', '-D', data, '-R', '-X', 'stream', '-c', 'fast']);
+  await cluster.start();
+}
+
 /** Waits until the standby has replayed everything the primary has written so far. */
-export async function caughtUp(pair: ReplicatedPair, withinMs = 10_000): Promise<void> {
+export async function caughtUp(pair: { primary: Cluster; standby: Cluster }, withinMs = 10_000): Promise<void> {
   const [{ lsn }] = (await pair.primary.query<{ lsn: string }>('SELECT pg_current_wal_lsn()::text AS lsn')) as [{ lsn: string }];
   const deadline = Date.now() + withinMs;
   for (;;) {
@@ -135,4 +142,29 @@ export async function caughtUp(pair: ReplicatedPair, withinMs = 10_000): Promise
     if (Date.now() > deadline) throw new Error(`the standby did not replay up to ${lsn} within ${withinMs} ms`);
     await new Promise((r) => setTimeout(r, 50));
   }
+}
+
+/**
+ * Stops `cluster` taking writes while it stays up (what a switchover does before promoting the
+ * standby): read-only by default from now on, and it waits until no transaction begun before
+ * still holds a transaction id (could still commit a write).
+ */
+export async function fenceWrites(cluster: Cluster, withinMs = 10_000): Promise<void> {
+  await cluster.query('ALTER SYSTEM SET default_transaction_read_only = on');
+  await cluster.query('SELECT pg_reload_conf()');
+  const deadline = Date.now() + withinMs;
+  for (;;) {
+    const [row] = await cluster.query<{ writing: number }>(
+      "SELECT count(*)::int AS writing FROM pg_stat_activity WHERE backend_type = 'client backend' AND backend_xid IS NOT NULL AND pid <> pg_backend_pid()",
+    );
+    if (row?.writing === 0) return;
+    if (Date.now() > deadline) throw new Error(`transactions still writing on ${cluster.name} after ${withinMs} ms`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** Undoes fenceWrites. */
+export async function unfenceWrites(cluster: Cluster): Promise<void> {
+  await cluster.query('ALTER SYSTEM RESET default_transaction_read_only');
+  await cluster.query('SELECT pg_reload_conf()');
 }
