@@ -94,10 +94,13 @@ export function createPrimaryPools(target: DatabaseTarget, options: PrimaryPoolO
     const hostPool = openPool(host);
     current = hostPool;
     failedSearch = undefined;
-    log.info(
-      { host: host.label, targetSessionAttrs: target.targetSessionAttrs, lostForMs: lostAt === undefined ? undefined : Date.now() - lostAt, searches: searchesWhileLost },
-      moved ? 'database host moved' : 'database host in use',
-    );
+    // A single host found at start is no news; a host list's choice, and any host found after a loss, are.
+    if (lostAt !== undefined || target.hosts.length > 1) {
+      log.info(
+        { host: host.label, targetSessionAttrs: target.targetSessionAttrs, lostForMs: lostAt === undefined ? undefined : Date.now() - lostAt, searches: searchesWhileLost },
+        moved ? 'database host moved' : 'database host in use',
+      );
+    }
     lostAt = undefined;
     searchesWhileLost = 0;
     lastHost = host;
