@@ -20,6 +20,8 @@ export interface PrimaryPools {
   acquire(): Promise<HostPool>;
   /** `err` came from `used`: a lost connection or a refused write (25006) drops its pool. */
   failed(used: HostPool, err: unknown): void;
+  /** The host of the pool in use; undefined while there is none. */
+  hostInUse(): DatabaseHost | undefined;
   /** Calls `listener` each time a search settles on another host than the last one; returns its remover. */
   onMoved(listener: (host: DatabaseHost) => void): () => void;
   end(): Promise<void>;
@@ -45,6 +47,7 @@ function hostInDoubt(err: unknown): boolean {
 
 export function createPrimaryPools(target: DatabaseTarget, options: PrimaryPoolOptions): PrimaryPools {
   const log = options.logger;
+  const canMove = !(target.hosts.length === 1 && target.targetSessionAttrs === 'any');
   let current: HostPool | undefined;
   let lastHost: DatabaseHost | undefined;
   let searching: Promise<HostPool> | undefined;
@@ -119,12 +122,15 @@ export function createPrimaryPools(target: DatabaseTarget, options: PrimaryPoolO
       return searching;
     },
     failed(used, err) {
-      if (used !== current || !hostInDoubt(err)) return;
+      // One host taken as it is: a search could only find it again, and pg's pool already replaces
+      // broken connections one by one.
+      if (!canMove || used !== current || !hostInDoubt(err)) return;
       current = undefined;
       lostAt = Date.now();
       log.warn({ err, host: used.host.label }, 'database host dropped; the next statement looks for the one to use');
       retire(used);
     },
+    hostInUse: () => current?.host,
     onMoved(listener) {
       movedListeners.add(listener);
       return () => movedListeners.delete(listener);

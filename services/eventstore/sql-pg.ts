@@ -179,7 +179,7 @@ export function createPgSql(connectionString: string, options: PgSqlOptions = {}
       let retryTimer: NodeJS.Timeout | undefined;
 
       /** A connection listening on `channel`; once established, its loss starts the reconnecting. */
-      const connect = async (): Promise<pg.Client> => {
+      const connect = async (attempt = 1): Promise<pg.Client> => {
         let used: HostPool;
         try {
           used = await primary.acquire();
@@ -208,6 +208,12 @@ export function createPgSql(connectionString: string, options: PgSqlOptions = {}
           await c.end().catch(() => undefined); // it failed already; closing it is all that is left
           primary.failed(used, err);
           throw unavailableOr(err);
+        }
+        // The pool moved while this connection was being made: listen where the writers are now.
+        const now = primary.hostInUse();
+        if (now && now.label !== used.host.label && attempt < 3) {
+          await c.end().catch(() => undefined); // not listening for anyone yet; nothing to report
+          return connect(attempt + 1);
         }
         established = true;
         listeningOn = used.host;

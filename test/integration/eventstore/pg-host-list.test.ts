@@ -68,8 +68,7 @@ describe.skipIf(!databaseUrl)('pg adapter: a host list', () => {
     const statement = await failure(sql.query('SELECT 1'));
     expect(statement).toBeInstanceOf(DatabaseUnavailableError);
     expect(String(statement)).toMatch(new RegExp(`no writable database host: ${dead} cannot be used: .*ECONNREFUSED.*; ${other} cannot be used`));
-    // Within the failed search's 100 ms, the same answer without probing again.
-    expect(await failure(sql.query('SELECT 1'))).toBe(statement);
+    // Past the failed search's 100 ms, the next statement searches again.
     await new Promise((r) => setTimeout(r, 150));
     const transaction = await failure(sql.transaction(async (tx) => tx.query('SELECT 1')));
     expect(transaction).toBeInstanceOf(DatabaseUnavailableError);
