@@ -93,7 +93,7 @@ export function createPrimaryPools(target: DatabaseTarget, options: PrimaryPoolO
     }
     if (ended) throw new DatabaseUnavailableError(new Error('the database connections are closed'));
     const moved = lastHost !== undefined && lastHost.label !== host.label;
-    recordDatabaseHostSearch(lastHost === undefined || !moved ? 'same' : 'moved');
+    recordDatabaseHostSearch(moved ? 'moved' : 'same');
     const hostPool = openPool(host);
     current = hostPool;
     failedSearch = undefined;
