@@ -4,7 +4,7 @@
 // each on a free port; `drop()` stops and deletes both. Each suite calls
 // `debianClustersAvailable()` first: without the tools it skips loudly, under CI=true it fails.
 import { execFile, spawnSync } from 'node:child_process';
-import { writeFile } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { freePort } from './private-servers';
@@ -105,6 +105,8 @@ export async function createReplicatedPair(): Promise<ReplicatedPair> {
     async drop() {
       for (const c of [standby, primary]) {
         await runTool('pg_dropcluster', ['--stop', VERSION, c.name]).catch((err: unknown) => console.warn(`dropping cluster ${c.name} failed: ${String(err)}`));
+        // pg_dropcluster leaves a configuration directory holding a file it did not write (ours).
+        await rm(`/etc/postgresql/${VERSION}/${c.name}`, { recursive: true, force: true });
       }
     },
   };
