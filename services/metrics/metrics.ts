@@ -158,6 +158,18 @@ export const auditEventsPerSecond = new Gauge({
   registers: [registry],
 });
 
+export const auditJobsAbandoned = new Counter({
+  name: `${PREFIX}audit_jobs_abandoned_total`,
+  help: 'Audit jobs this instance found dead (their instance wrote no heartbeat for AUDIT_HEARTBEAT_TIMEOUT_MS) and failed',
+  registers: [registry],
+});
+
+export const auditJobHeartbeatFailures = new Counter({
+  name: `${PREFIX}audit_job_heartbeat_failures_total`,
+  help: 'Heartbeats of this instance\'s running audit job that could not be written (the database away)',
+  registers: [registry],
+});
+
 // ---------------------------------------------------------------- the call sites' functions
 
 /** One HTTP answer: its route pattern (null: no route matched), method, status and duration. */
