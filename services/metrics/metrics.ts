@@ -151,6 +151,8 @@ export const auditDuration = new Histogram({
   buckets: [0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 900, 1800],
   registers: [registry],
 });
+// Every outcome exported from the start, at 0: an alert on increase() then sees the first failure too.
+for (const outcome of ['ok', 'mismatches', 'failed'] as const) auditDuration.zero({ outcome });
 
 export const auditEventsPerSecond = new Gauge({
   name: `${PREFIX}audit_events_per_second`,
