@@ -573,9 +573,9 @@ export const ENDPOINTS = [
     path: '/admin/v1/audits',
     area: 'admin',
     tag: 'Admin',
-    summary: 'Start an audit of the whole log as a job to follow (at most one runs per instance)',
+    summary: 'Start an audit of the whole log as a job to follow (at most one runs across instances)',
     description:
-      '202 with the new job and `Location: /admin/v1/audits/{id}`; while an audit job already runs on this instance, 200 with that one (same `Location`). Jobs live in the memory of the instance that runs them.',
+      '202 with the new job and `Location: /admin/v1/audits/{id}`; while an audit job already runs on any instance, 200 with that one (same `Location`). Jobs live in PostgreSQL; while it is away, 503 `service_unavailable`.',
     answer: AuditJobResponse,
     status: 202,
     errors: ADMIN_ERRORS,
@@ -588,7 +588,8 @@ export const ENDPOINTS = [
     area: 'admin',
     tag: 'Admin',
     summary: 'An audit job: running (events read, head position, elapsed) or finished (its report)',
-    description: '404 `not_found` (reason `no_audit`) for a job this instance does not hold: another instance\'s, one dropped (the last 20 finished are kept), or one lost in a restart.',
+    description:
+      'Any instance answers for any job. A running job whose instance wrote no heartbeat for AUDIT_HEARTBEAT_TIMEOUT_MS is answered `failed` (its instance died). 404 `not_found` (reason `no_audit`) for no such job (the last 20 finished are kept); 503 `service_unavailable` while PostgreSQL is away.',
     params: AdminPathParams,
     answer: AuditJobResponse,
     status: 200,
