@@ -10,6 +10,7 @@ import { createPgliteSql } from '../../../services/eventstore/sql-pglite';
 import type { AuditReport } from '../../../services/projections/audit';
 import { doneAuditJob, failedAuditJob, progressedAuditJob, startedAuditJob } from '../../../services/projections/audit-job';
 import { AuditJobStore } from '../../../services/projections/audit-job-store';
+import { AuditJobs, type AuditJobLog } from '../../../services/projections/audit-jobs';
 import { createTestDatabase, serverUrl } from '../../support/servers';
 
 const databaseUrl = serverUrl('postgres');
@@ -108,6 +109,25 @@ describe.each(backends)('the audit job store on $name', (backend) => {
     const claim = await quick.claim(taking, 'host-b/2');
     expect(claim).toMatchObject({ claimed: true, abandoned: { id: alive.id, end: { state: 'failed' } } });
     await quick.finish(doneAuditJob(taking, report, Date.now()));
+  });
+
+  it('a registry whose job another instance failed as dead sees its heartbeat refused and stops its audit; the failure written by the other stays', async () => {
+    const lines: string[] = [];
+    const log: AuditJobLog = { info: (_, m) => lines.push(`info ${m}`), warn: (_, m) => lines.push(`warn ${m}`), error: (_, m) => lines.push(`error ${m}`) };
+    // An audit that runs until it is stopped: what is under test is the registry around it.
+    const endless = (options: { signal: AbortSignal }) => new Promise<AuditReport>((_, reject) => options.signal.addEventListener('abort', () => reject(options.signal.reason)));
+    const slow = new AuditJobs(endless, patient, { heartbeatEveryMs: 50, runner: 'host-slow/1' });
+    const { job, started } = await slow.start(log);
+    expect(started).toBe(true);
+    // Another instance that judges every heartbeat dead at once.
+    const strict = new AuditJobStore(sql, { heartbeatTimeoutMs: 0, keepFinished: 3 });
+    // Read until its clock has moved past the last heartbeat (a read in the same millisecond sees it alive).
+    await expect.poll(async () => (await strict.get(job.id))?.abandoned, { timeout: 5_000, interval: 5 }).toBe(true);
+    expect((await strict.get(job.id))!.job.end).toMatchObject({ state: 'failed' });
+    await expect.poll(() => lines.includes('info audit job stopped'), { timeout: 5_000 }).toBe(true);
+    expect(lines).toContain('error audit job was failed by another instance (its heartbeat came too late); stopping its audit');
+    await expect.poll(async () => (await slow.get(job.id, log))?.error, { timeout: 5_000 }).toMatch(/^its instance \(host-slow\/1\) stopped: no heartbeat since/);
+    expect(lines).toContain('warn audit job had already been failed by another instance; its end is not written');
   });
 
   it('keeps only the last finished jobs; a failure with text PostgreSQL cannot store is stored made storable', async () => {
