@@ -88,6 +88,8 @@ export interface Endpoint {
   pricingListed?: false;
   /** How the route draws on its rate-limit bucket; default `'bucket'` (RateLimitPolicy). */
   rateLimit?: RateLimitPolicy;
+  /** Statuses answered with the success body (`answer`), not the error envelope: the readiness probe's 503. */
+  otherAnswers?: readonly { status: 503; description: string }[];
 }
 
 /**
@@ -294,15 +296,16 @@ export const ENDPOINTS = [
     tag: 'Meta',
     summary: 'Readiness: whether this instance can take calls now',
     description:
-      'The database answers and takes writes, Redis answers (when configured), and the usage projection and the Kafka relay are within the configured lag of the event log. When a check fails the answer is 503 with this same body, `status: degraded`, each failing check named in `failures`.',
+      'By the instance\'s own state only: started, migrated, not draining. From SIGTERM on it answers 503 `draining` while it finishes the requests it accepted (for `DRAIN_DELAY_MS` before its listener closes). A shared dependency that is down or behind (the database, Redis, the relay\'s or the usage projection\'s lag) does not make it unready: that is a metric and an alert, and the API answers such an outage itself (503 `service_unavailable` with Retry-After). Answered from memory, on no rate-limit bucket.',
     answer: ReadinessResponse,
-    answerDescription: 'Every check passed.',
+    answerDescription: 'Ready: started, migrated, not draining.',
+    otherAnswers: [{ status: 503, description: 'Not ready (`status: draining` or `starting`): the same body, each failing check named in `failures`.' }],
     status: 200,
-    // Unmetered, so never rate_limited; a failing check is this answer with 503, not an error. A
-    // request the server cannot read (a malformed header) is invalid_request, as on any path.
+    // Unmetered, so never rate_limited; not being ready is the 503 of `otherAnswers`, not an error.
+    // A request the server cannot read (a malformed header) is invalid_request, as on any path.
     errors: ['invalid_request', 'internal_error'],
     idempotent: false,
-    docs: 'Readiness of the instance: database writable, Redis, subscription lag (public)',
+    docs: 'Readiness of this instance: started, migrated, not draining (public)',
     rateLimit: 'none',
   },
   {
@@ -570,9 +573,9 @@ export const ENDPOINTS = [
     path: '/admin/v1/audits',
     area: 'admin',
     tag: 'Admin',
-    summary: 'Start an audit of the whole log as a job to follow (at most one runs per instance)',
+    summary: 'Start an audit of the whole log as a job to follow (at most one runs across instances)',
     description:
-      '202 with the new job and `Location: /admin/v1/audits/{id}`; while an audit job already runs on this instance, 200 with that one (same `Location`). Jobs live in the memory of the instance that runs them.',
+      '202 with the new job and `Location: /admin/v1/audits/{id}`; while an audit job already runs on any instance, 200 with that one (same `Location`). Jobs live in PostgreSQL; while it is away, 503 `service_unavailable`.',
     answer: AuditJobResponse,
     status: 202,
     errors: ADMIN_ERRORS,
@@ -585,7 +588,8 @@ export const ENDPOINTS = [
     area: 'admin',
     tag: 'Admin',
     summary: 'An audit job: running (events read, head position, elapsed) or finished (its report)',
-    description: '404 `not_found` (reason `no_audit`) for a job this instance does not hold: another instance\'s, one dropped (the last 20 finished are kept), or one lost in a restart.',
+    description:
+      'Any instance answers for any job. A running job whose instance wrote no heartbeat for AUDIT_HEARTBEAT_TIMEOUT_MS is answered `failed` (its instance died). 404 `not_found` (reason `no_audit`) for no such job (the last 20 finished are kept); 503 `service_unavailable` while PostgreSQL is away.',
     params: AdminPathParams,
     answer: AuditJobResponse,
     status: 200,

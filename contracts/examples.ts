@@ -60,6 +60,8 @@ const accountMeta = { request_id: REQUEST_ID, credits_charged: 0, credits_remain
 export interface OperationExample {
   request?: unknown;
   answer: unknown;
+  /** The answer of each of the row's `otherAnswers`, by status. */
+  otherAnswers?: Record<number, unknown>;
 }
 
 /**
@@ -101,7 +103,17 @@ export function operationExamples(docsUrl: string): Partial<Record<EndpointId, O
     },
     cacheStats: { answer: { data: { entries: 42, company: 20, domain: 8, person: 12, search: 2 }, meta: accountMeta } },
     health: { answer: { status: 'ok', version: '1.0.0', checks: { database: 'ok' } } },
-    ready: { answer: { status: 'ok', version: '1.0.0', checks: { database: 'ok', redis: 'ok', usage_projection: 'ok' }, lag_events: { usage_projection: 0 }, failures: [] } },
+    ready: {
+      answer: { status: 'ok', version: '1.0.0', checks: { started: 'ok', migrated: 'ok', not_draining: 'ok' }, failures: [] },
+      otherAnswers: {
+        503: {
+          status: 'draining',
+          version: '1.0.0',
+          checks: { started: 'ok', migrated: 'ok', not_draining: 'fail' },
+          failures: [{ check: 'not_draining', message: 'the instance is draining after SIGTERM: it finishes the requests it accepted and takes no new ones' }],
+        },
+      },
+    },
     pricing: {
       answer: {
         unit: 'credit',

@@ -295,16 +295,27 @@ export const HealthResponse = z
   })
   .meta({ id: 'HealthResponse' });
 
-/** GET /v1/health/ready: 200 when every check passes, 503 with the same body naming each failure. */
+/**
+ * GET /v1/health/ready: whether this instance can take calls, by its own state only; 200 `ok`,
+ * else 503 with the same body naming each failing check (services/health/readiness.ts).
+ */
+const CheckOutcome = z.enum(['ok', 'fail']);
 export const ReadinessResponse = z
   .strictObject({
-    status: z.enum(['ok', 'degraded']).meta({ description: '`ok` when every check passed (200), else `degraded` (503).' }),
-    version: z.string().meta({ description: 'The API version.', example: '1.0.0' }),
-    checks: z.record(z.string(), z.enum(['ok', 'fail'])).meta({
-      description: '`database` (answers and takes writes), `redis` (when REDIS_URL is set), `usage_projection` and `relay` (when the relay runs here): within READY_MAX_LAG_EVENTS of the log.',
-      example: { database: 'ok', redis: 'ok', usage_projection: 'ok' },
+    status: z.enum(['ok', 'starting', 'draining']).meta({
+      description: '`ok` (200): this instance takes calls. `draining` (503): it received SIGTERM and finishes what it accepted. `starting` (503): it is not fully up yet.',
     }),
-    lag_events: z.record(z.string(), z.number().int().nonnegative()).meta({ description: 'Events each subscription is behind the log.', example: { usage_projection: 0 } }),
+    version: z.string().meta({ description: 'The API version.', example: '1.0.0' }),
+    checks: z
+      .strictObject({
+        started: CheckOutcome.meta({ description: 'Every connection and background task of the instance is up.' }),
+        migrated: CheckOutcome.meta({ description: 'The database migrations of this build are applied.' }),
+        not_draining: CheckOutcome.meta({ description: '`fail` from SIGTERM on, while the instance finishes its requests.' }),
+      })
+      .meta({
+        description:
+          'The instance\'s own state only. Shared dependencies (database, Redis, the relay\'s and the usage projection\'s lag) are not checked here: they are metrics and alerts, so that their outage does not take every instance out of the balancer.',
+      }),
     failures: z
       .array(z.strictObject({ check: z.string().meta({ description: 'The failing check, as named in `checks`.' }), message: z.string().meta({ description: 'Why it failed.' }) }))
       .meta({ description: 'Empty when ready.' }),

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiResponsesObject } from 'zod-openapi';
 import { ApiError, ERROR_CATALOGUE, errorBody, escapeHtml, inlineCodeHtml, statusCarriesRetryAfter, type ErrorCode } from './errors';
 import { publicJsonEndpoints, type Area, type Endpoint, type EndpointId } from './endpoints';
-import { operationExamples } from './examples';
+import { operationExamples, type OperationExample } from './examples';
 import { ErrorEnvelope } from './http';
 import { IDEMPOTENCY_KEY_MAX_CHARS } from './validation';
 import { CONSOLE_SECURITY_SCHEME, CONSOLE_TAG, consoleOpenApiPaths } from './console';
@@ -154,10 +154,26 @@ function operation(row: Endpoint, docsUrl: string): ZodOpenApiOperationObject {
               : SUCCESS_HEADERS[row.area],
         content: { 'application/json': { schema: row.answer, ...(example === undefined ? {} : { example: example.answer }) } },
       },
+      ...otherAnswers(row, example),
       // Idempotent: a stored 404 may come back as a replay of the same Idempotency-Key.
       ...errorResponses(row.errors, docsUrl, row.idempotent),
     },
   };
+}
+
+/** The row's other statuses answered with its success body (the readiness probe's 503), with their example. */
+function otherAnswers(row: Endpoint, example: OperationExample | undefined): ZodOpenApiResponsesObject {
+  const responses: ZodOpenApiResponsesObject = {};
+  for (const other of row.otherAnswers ?? []) {
+    if (row.errors.some((code) => ERROR_CATALOGUE[code].status === other.status)) throw new Error(`${row.id}: ${other.status} is both an error and another answer`);
+    const value = example?.otherAnswers?.[other.status];
+    responses[`${other.status}` as `5${string}`] = {
+      description: other.description,
+      headers: z.object({ 'X-Request-Id': H.requestId }),
+      content: { 'application/json': { schema: row.answer as z.ZodType, ...(value === undefined ? {} : { example: value }) } },
+    };
+  }
+  return responses;
 }
 
 function paths(docsUrl: string): Record<string, Record<string, ZodOpenApiOperationObject>> {

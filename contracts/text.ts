@@ -48,6 +48,14 @@ export function toWellFormed(value: string): string {
   return value.replace(LONE_SURROGATES, '\uFFFD');
 }
 
+/**
+ * Text the service itself writes (an error message, a host name), made storable: U+0000 and
+ * unpaired surrogates replaced by U+FFFD. Request text is refused instead (`text()` below).
+ */
+export function toStorableText(value: string): string {
+  return toWellFormed(value).replaceAll(NUL, '\uFFFD');
+}
+
 export const NOT_STORABLE_TEXT = 'must not contain U+0000 or unpaired surrogates.';
 export const HAS_CONTROL_CHARACTER = 'must not contain control characters (U+0000–U+001F, U+007F–U+009F).';
 export const BLANK_TEXT = 'must not be blank.';

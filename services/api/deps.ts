@@ -2,7 +2,7 @@ import type { Area, RateLimitPolicy } from '../../contracts/endpoints';
 import type { ErrorCode } from '../../contracts/errors';
 import type { Config } from '../config/config';
 import type { EventStore } from '../eventstore/event-store';
-import type { ReadinessCheck } from '../health/readiness';
+import type { InstanceLifecycle } from '../health/readiness';
 import type { IdempotencyStore } from '../idempotency/idempotency';
 import type { Ledger } from '../ledger/ledger';
 import type { ConcurrencySlots } from '../limits/concurrency';
@@ -26,8 +26,8 @@ export interface AppDeps {
   idempotency: IdempotencyStore;
   /** Relay lag, when the Kafka relay runs in this process. */
   relayLag?: () => Promise<unknown>;
-  /** What GET /v1/health/ready checks; default: the database is writable. */
-  readiness?: ReadinessCheck[];
+  /** Where the instance is in its life, for GET /v1/health/ready; default: started (route tests). */
+  lifecycle?: InstanceLifecycle;
   /** Where the app's log goes (tests read it); default: stdout. */
   logStream?: NodeJS.WritableStream;
 }

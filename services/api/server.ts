@@ -20,7 +20,8 @@ import { LookupService } from '../lookup/lookup-service';
 import { createHttpSource } from '../lookup/source/http-source';
 import { INLINE_PROJECTIONS } from '../projections/inline';
 import { usageProjection } from '../projections/usage';
-import { databaseWritable, eventsBehind, lagWithin, redisReachable } from '../health/readiness';
+import { eventsBehind } from '../health/lag';
+import { InstanceLifecycle } from '../health/readiness';
 import { instrumentedSource } from '../metrics/instrumented-source';
 import { recordCommittedEvents, registerLagSource } from '../metrics/metrics';
 import { startMetricsServer } from '../metrics/metrics-server';
@@ -51,13 +52,25 @@ export async function startServer(config: Config): Promise<RunningServer> {
   const closers: Array<() => Promise<unknown>> = [];
   // Work outside any request (connections, background loops) logs here; none of it may end the process.
   const log = backgroundLogger(config.logLevel);
-  const close = async () => {
+  const lifecycle = new InstanceLifecycle();
+  const closeAll = async () => {
     for (const c of closers.reverse()) await c().catch((err: unknown) => log.warn({ err }, 'a shutdown step failed'));
+  };
+  // Readiness says `draining` from the first moment; the listener stays open DRAIN_DELAY_MS more so
+  // that a load balancer probing it sees that and sends nothing new before connections are refused.
+  const close = async () => {
+    lifecycle.startDraining();
+    if (config.drainDelayMs > 0) {
+      log.info({ drain_delay_ms: config.drainDelayMs }, 'draining: readiness answers 503 until the listener closes');
+      await new Promise((resolve) => setTimeout(resolve, config.drainDelayMs));
+    }
+    await closeAll();
   };
   try {
     const sql: Sql = config.databaseUrl ? createPgSql(config.databaseUrl, { logger: log }) : await createPgliteSql(config.dataDir);
     closers.push(() => sql.close());
     await migrate(sql);
+    lifecycle.markMigrated();
     const store = new EventStore(sql, INLINE_PROJECTIONS);
     const stopCounting = store.onAppended(recordCommittedEvents);
     closers.push(async () => stopCounting());
@@ -134,8 +147,6 @@ export async function startServer(config: Config): Promise<RunningServer> {
     sweep.unref();
     closers.push(async () => clearInterval(sweep));
 
-    const readiness = [databaseWritable(sql), lagWithin('usage_projection', usageLag, config.readyMaxLagEvents)];
-    if (redis) readiness.push(redisReachable(() => redis.ping()));
     let relayLag: (() => Promise<unknown>) | undefined;
     if (config.kafkaBrokers) {
       const relay = await startRelay({ store, brokers: config.kafkaBrokers, logger: log });
@@ -144,10 +155,9 @@ export async function startServer(config: Config): Promise<RunningServer> {
       const relayBehind = () => eventsBehind(store, RELAY_SUBSCRIPTION);
       const unregisterRelayLag = registerLagSource('relay', relayBehind);
       closers.push(async () => unregisterRelayLag());
-      readiness.push(lagWithin('relay', relayBehind, config.readyMaxLagEvents));
     }
 
-    const app = await buildApp({ config, store, ledger, lookups, authenticator, keyUse, ...limits, idempotency, relayLag, readiness });
+    const app = await buildApp({ config, store, ledger, lookups, authenticator, keyUse, ...limits, idempotency, relayLag, lifecycle });
     closers.push(() => app.close());
     slotRenewalFailed = (err) => app.log.warn({ err }, 'concurrency slot renewal failed; retried on the next tick');
     if (redis) await startRedisConnection(redis, app.log.child({ component: 'redis' }));
@@ -157,10 +167,11 @@ export async function startServer(config: Config): Promise<RunningServer> {
       closers.push(() => metrics.close());
       metricsUrl = metrics.url;
     }
+    lifecycle.markStarted();
     const url = await app.listen({ host: config.host, port: config.port });
     return { app, url, metricsUrl, store, close };
   } catch (err) {
-    await close();
+    await closeAll();
     throw err;
   }
 }

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { isIP } from 'node:net';
 import { z } from 'zod';
 import { parseDatabaseUrl } from '../eventstore/database-url';
+import { AUDIT_HEARTBEAT_EVERY_MS } from '../projections/audit-job';
 
 /** Empty strings count as unset, so `FOO= npm start` means "use the default". */
 const optionalString = z
@@ -104,8 +105,13 @@ const envSchema = z.object({
   }),
   /** The share of successful requests that get an access log line; every error gets one. */
   ACCESS_LOG_SAMPLE: fractionSetting(0.1),
-  /** Readiness fails while a subscription (usage projection, relay) is more events than this behind. */
-  READY_MAX_LAG_EVENTS: intSetting(0, 1_000_000_000, 10_000),
+  /**
+   * After SIGTERM, how long the instance keeps its listener open (serving, readiness 503 `draining`)
+   * before it closes it and finishes what it accepted: the time a load balancer needs to see it go.
+   */
+  DRAIN_DELAY_MS: intSetting(0, 600_000, 0),
+  /** An audit job whose instance has written no heartbeat for this long is failed by any instance that looks. */
+  AUDIT_HEARTBEAT_TIMEOUT_MS: intSetting(AUDIT_HEARTBEAT_EVERY_MS * 3, 3_600_000, 30_000),
 }).superRefine((e, ctx) => {
   // The lock is not renewed while its request runs: lapsing while the request still waits on the
   // source would let a retry run (and charge) a second time.
@@ -161,7 +167,8 @@ export type Config = {
   metricsPort?: number;
   /** From 0 to 1: the share of 2xx/3xx answers logged; every 4xx/5xx is. */
   accessLogSample: number;
-  readyMaxLagEvents: number;
+  drainDelayMs: number;
+  auditHeartbeatTimeoutMs: number;
 };
 
 /** `10.0.0.1`, `::1`, `10.0.0.0/8` or `fd00::/8`. */
@@ -228,6 +235,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     abandonedChargeGraceMs: abandonedChargeGraceMs(e),
     metricsPort: e.METRICS_PORT,
     accessLogSample: e.ACCESS_LOG_SAMPLE,
-    readyMaxLagEvents: e.READY_MAX_LAG_EVENTS,
+    drainDelayMs: e.DRAIN_DELAY_MS,
+    auditHeartbeatTimeoutMs: e.AUDIT_HEARTBEAT_TIMEOUT_MS,
   };
 }

@@ -1,122 +1,71 @@
-import type { SqlExecutor } from '../eventstore/sql';
-import { readCheckpoint } from '../eventstore/subscription';
-import type { EventStore } from '../eventstore/event-store';
-
 /**
- * Readiness (GET /v1/health/ready): can this instance do its work now? Liveness (GET /v1/health)
- * stays a cheap "the process answers"; a load balancer takes an instance out of rotation on a
- * failing readiness, an orchestrator restarts one on a failing liveness.
+ * Readiness (GET /v1/health/ready): can THIS instance take calls now? Only what is the instance's
+ * own: started (every adapter up), migrated (the schema this build needs), not draining (after
+ * SIGTERM it finishes what it accepted and takes nothing new). A shared dependency that is down or
+ * behind (the database, Redis, the relay's or the usage projection's lag) is a metric and an alert,
+ * never a readiness failure: it would fail on every instance at once and empty the balancer for an
+ * outage the API answers itself (503 with Retry-After). See docs/adr/0011-readiness-is-instance-local.md.
+ * Liveness (GET /v1/health) stays "the process answers and the database answers a read".
  */
-export interface CheckResult {
-  ok: boolean;
-  /** Why it failed, for the operator reading the answer. */
-  message?: string;
-  /** For a lag check: events behind the head of the log. */
-  lagEvents?: number;
+
+/** Where an instance is in its life; each step only ever goes forward. */
+export interface InstancePhase {
+  migrated: boolean;
+  started: boolean;
+  draining: boolean;
 }
 
-export interface ReadinessCheck {
-  /** The key in the answer's `checks`: database, redis, usage_projection, relay. */
-  readonly name: string;
-  run(): Promise<CheckResult>;
-}
+export type ReadinessCheckName = 'started' | 'migrated' | 'not_draining';
 
 export interface Readiness {
-  ready: boolean;
-  checks: Record<string, 'ok' | 'fail'>;
-  lagEvents: Record<string, number>;
-  failures: { check: string; message: string }[];
+  status: 'ok' | 'starting' | 'draining';
+  checks: Record<ReadinessCheckName, 'ok' | 'fail'>;
+  failures: { check: ReadinessCheckName; message: string }[];
 }
 
-/** A check with no answer by then fails: a probe must not hang on a dependency that does. */
-const CHECK_TIMEOUT_MS = 2_000;
-/** Counting events behind stops here: past any sensible bound, and the count stays cheap. */
-export const LAG_COUNT_CAP = 1_000_000;
+const FAILURE_MESSAGES: Record<ReadinessCheckName, string> = {
+  started: 'the instance is still starting: its connections and background work are not all up',
+  migrated: 'the database migrations of this build have not been applied yet',
+  not_draining: 'the instance is draining after SIGTERM: it finishes the requests it accepted and takes no new ones',
+};
 
-/** Every check at once; each failure named with its reason. */
-export async function runReadiness(checks: readonly ReadinessCheck[], timeoutMs = CHECK_TIMEOUT_MS): Promise<Readiness> {
-  const results = await Promise.all(checks.map((check) => withTimeout(check, timeoutMs)));
-  const readiness: Readiness = { ready: true, checks: {}, lagEvents: {}, failures: [] };
-  for (const [i, check] of checks.entries()) {
-    const result = results[i]!;
-    readiness.checks[check.name] = result.ok ? 'ok' : 'fail';
-    if (result.lagEvents !== undefined) readiness.lagEvents[check.name] = result.lagEvents;
-    if (!result.ok) {
-      readiness.ready = false;
-      readiness.failures.push({ check: check.name, message: result.message ?? 'failed' });
-    }
+/** The readiness answer of an instance in `phase`: ready only when started, migrated and not draining. */
+export function readinessOf(phase: InstancePhase): Readiness {
+  const passed: Record<ReadinessCheckName, boolean> = { started: phase.started, migrated: phase.migrated, not_draining: !phase.draining };
+  const names = Object.keys(passed) as ReadinessCheckName[];
+  const failing = names.filter((name) => !passed[name]);
+  return {
+    status: phase.draining ? 'draining' : failing.length > 0 ? 'starting' : 'ok',
+    checks: Object.fromEntries(names.map((name) => [name, passed[name] ? 'ok' : 'fail'])) as Readiness['checks'],
+    failures: failing.map((check) => ({ check, message: FAILURE_MESSAGES[check] })),
+  };
+}
+
+/** The instance's phase as the composition root moves it along; readiness reads it. */
+export class InstanceLifecycle {
+  private phase: InstancePhase = { migrated: false, started: false, draining: false };
+
+  markMigrated(): void {
+    this.phase = { ...this.phase, migrated: true };
   }
-  return readiness;
-}
 
-async function withTimeout(check: ReadinessCheck, timeoutMs: number): Promise<CheckResult> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<CheckResult>((resolve) => {
-    timer = setTimeout(() => resolve({ ok: false, message: `no answer within ${timeoutMs} ms` }), timeoutMs);
-  });
-  try {
-    return await Promise.race([
-      check.run().catch((err: unknown): CheckResult => ({ ok: false, message: err instanceof Error ? err.message : String(err) })),
-      timeout,
-    ]);
-  } finally {
-    clearTimeout(timer);
+  markStarted(): void {
+    this.phase = { ...this.phase, started: true };
   }
-}
 
-/** The database answers and takes writes: not a standby, not read-only (default_transaction_read_only). */
-export function databaseWritable(sql: SqlExecutor): ReadinessCheck {
-  return {
-    name: 'database',
-    async run() {
-      const { rows } = await sql.query<{ in_recovery: boolean; read_only: string }>(
-        "SELECT pg_is_in_recovery() AS in_recovery, current_setting('transaction_read_only') AS read_only",
-      );
-      const row = rows[0];
-      if (row?.in_recovery) return { ok: false, message: 'the database is a standby in recovery: read-only' };
-      if (row?.read_only !== 'off') return { ok: false, message: 'the database is read-only (transaction_read_only = on)' };
-      return { ok: true };
-    },
-  };
-}
+  startDraining(): void {
+    this.phase = { ...this.phase, draining: true };
+  }
 
-/** Redis answers PING (only when REDIS_URL is set: limits live there and nowhere else). */
-export function redisReachable(ping: () => Promise<unknown>): ReadinessCheck {
-  return {
-    name: 'redis',
-    async run() {
-      await ping();
-      return { ok: true };
-    },
-  };
-}
+  get current(): InstancePhase {
+    return this.phase;
+  }
 
-/** A checkpointed subscription is at most `maxEvents` behind the head of the log. */
-export function lagWithin(name: string, eventsBehind: () => Promise<number>, maxEvents: number): ReadinessCheck {
-  return {
-    name,
-    async run() {
-      const lagEvents = await eventsBehind();
-      if (lagEvents > maxEvents) return { ok: false, lagEvents, message: `${lagEvents} events behind the log, more than READY_MAX_LAG_EVENTS (${maxEvents})` };
-      return { ok: true, lagEvents };
-    },
-  };
-}
-
-/**
- * Events committed after the subscription's checkpoint, counted up to LAG_COUNT_CAP. Like the
- * subscription's own reading, only events older than every transaction still running count:
- * one a batch could not yet take is not lag.
- */
-export async function eventsBehind(store: EventStore, subscription: string): Promise<number> {
-  const checkpoint = await readCheckpoint(store, subscription);
-  const { rows } = await store.sql.query<{ behind: number }>(
-    `SELECT count(*)::int AS behind FROM (
-       SELECT 1 FROM events
-        WHERE (events.transaction_id, events.position) > ($1::xid8, $2::bigint)
-          AND events.transaction_id < pg_snapshot_xmin(pg_current_snapshot())
-        LIMIT $3) AS pending`,
-    [checkpoint.transactionId, checkpoint.position, LAG_COUNT_CAP],
-  );
-  return Number(rows[0]?.behind ?? 0);
+  /** An instance already up (route tests build the app alone, with no composition root). */
+  static started(): InstanceLifecycle {
+    const lifecycle = new InstanceLifecycle();
+    lifecycle.markMigrated();
+    lifecycle.markStarted();
+    return lifecycle;
+  }
 }

@@ -165,10 +165,24 @@ export const auditDuration = new Histogram({
   buckets: [0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 900, 1800],
   registers: [registry],
 });
+// Every outcome exported from the start, at 0: an alert on increase() then sees the first failure too.
+for (const outcome of ['ok', 'mismatches', 'failed'] as const) auditDuration.zero({ outcome });
 
 export const auditEventsPerSecond = new Gauge({
   name: `${PREFIX}audit_events_per_second`,
   help: 'Events per second of the last audit that finished on this instance (events read over its whole duration)',
+  registers: [registry],
+});
+
+export const auditJobsAbandoned = new Counter({
+  name: `${PREFIX}audit_jobs_abandoned_total`,
+  help: 'Audit jobs this instance found dead (their instance wrote no heartbeat for AUDIT_HEARTBEAT_TIMEOUT_MS) and failed',
+  registers: [registry],
+});
+
+export const auditJobHeartbeatFailures = new Counter({
+  name: `${PREFIX}audit_job_heartbeat_failures_total`,
+  help: 'Heartbeats of this instance\'s running audit job that could not be written (the database away)',
   registers: [registry],
 });
 

@@ -3,8 +3,12 @@ import type { AuditProgress, AuditReport } from './audit';
 
 /**
  * An audit job (POST /admin/v1/audits): one audit of the whole log that an operator follows while
- * it runs. Pure: each step gives a new job; the registry (audit-jobs.ts) keeps them in memory.
+ * it runs. Pure: each step gives a new job; the store (audit-job-store.ts) keeps them in
+ * PostgreSQL, the registry (audit-jobs.ts) runs this instance's.
  */
+
+/** How often the instance running a job writes its progress and heartbeat. */
+export const AUDIT_HEARTBEAT_EVERY_MS = 1_000;
 
 export interface AuditJob {
   id: string;
@@ -45,6 +49,19 @@ export const failedAuditJob = (job: AuditJob, failure: string, now: number): Aud
 
 export const isRunning = (job: AuditJob): boolean => job.end === null;
 
+/**
+ * The rule that decides a dead job: still running, yet its instance has written no heartbeat for
+ * more than `timeoutMs` (both instants on the database's clock, so no two instances' clocks meet).
+ */
+export function isAbandonedAuditJob(job: AuditJob, heartbeatAt: number, now: number, timeoutMs: number): boolean {
+  return isRunning(job) && now - heartbeatAt > timeoutMs;
+}
+
+/** A dead job as failed by the instance that found it; `now` on that instance's clock, like every end. */
+export function abandonedAuditJob(job: AuditJob, runner: string, heartbeatAt: number, now: number): AuditJob {
+  return failedAuditJob(job, `its instance (${runner}) stopped: no heartbeat since ${new Date(heartbeatAt).toISOString()}`, now);
+}
+
 /** The job as GET /admin/v1/audits/{id} answers it, at `now`. */
 export function auditJobView(job: AuditJob, now: number): AuditJobResponse {
   const { events, position, head, phase } = job.progress;
@@ -73,14 +90,4 @@ function percentOfHead(position: number, head: number | null, done: boolean): nu
   if (done || head === 0) return 100;
   if (head === null) return null;
   return Math.min(100, Math.floor((position * 1000) / head) / 10);
-}
-
-/**
- * The jobs an instance keeps: every running one and the `keepFinished` that finished last; the
- * older finished ones are dropped (their report is in the log line of their end).
- */
-export function retainedAuditJobs(jobs: readonly AuditJob[], keepFinished: number): AuditJob[] {
-  const finished = jobs.filter((j) => !isRunning(j)).sort((a, b) => b.end!.at - a.end!.at);
-  const kept = new Set([...jobs.filter(isRunning), ...finished.slice(0, keepFinished)]);
-  return jobs.filter((j) => kept.has(j));
 }

@@ -1,8 +1,9 @@
-// End-to-end: readiness, GET /v1/health/ready (issue 13, part 2). Ready on the embedded defaults
-// and on real servers; then each check failing on its own, on servers this file owns: the
-// database turned read-only, Redis killed, the usage projection held back past
-// READY_MAX_LAG_EVENTS. Each time 503 names the failing check, liveness (GET /v1/health) stays
-// 200, and readiness comes back once the cause is gone.
+// End-to-end: readiness, GET /v1/health/ready, is about this instance only (issue 22, part 5).
+// Ready on the embedded defaults and on real servers; a shared dependency down or behind (the
+// database read-only or stopped, Redis killed, the usage projection held back) leaves it 200, on
+// servers this file owns, while the API itself answers 503 where it must; and after SIGTERM an
+// instance answers 503 `draining` for DRAIN_DELAY_MS, still serving, then refuses connections and
+// exits 0.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,26 +14,30 @@ import { loadConfig } from '../../services/config/config';
 import { subscriptionLockKey } from '../../services/eventstore/subscription';
 import { usageProjection } from '../../services/projections/usage';
 import { privateServersAvailable, startPrivatePostgres, startPrivateRedis, type PrivatePostgres, type PrivateRedis } from '../support/private-servers';
+import { serverUrl } from '../support/servers';
 import { ADMIN_TOKEN, backends, call, startE2eServer, type E2eServer, type HttpResult } from './support/harness';
+import { call as rawCall } from './support-instances/http';
+import { startChildInstance, startSharedServers, type SharedServersHandle } from './support-instances/instances';
 
 /** Polls until `done` holds for an answer of GET `path` (a background state takes a moment to show). */
-async function eventually(url: string, path: string, done: (res: HttpResult) => boolean, timeoutMs = 30_000): Promise<HttpResult> {
+async function eventually(url: string, path: string, done: (res: HttpResult) => boolean, timeoutMs = 30_000, headers: Record<string, string> = {}): Promise<HttpResult> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const res = await call(url, 'GET', path);
+    const res = await call(url, 'GET', path, { headers });
     if (done(res)) return res;
     if (Date.now() > deadline) throw new Error(`GET ${path} still ${res.status} ${res.text} after ${timeoutMs} ms`);
     await new Promise((r) => setTimeout(r, 100));
   }
 }
 
-function expectNotReady(res: HttpResult, check: string) {
-  expect(res.status, res.text).toBe(503);
-  expect(res.body.status).toBe('degraded');
-  expect(res.body.checks[check]).toBe('fail');
-  expect(res.body.failures.map((f: { check: string }) => f.check)).toEqual([check]);
-  expect(res.body.failures[0].message).toEqual(expect.any(String));
+const READY = { status: 'ok', version: '1.0.0', checks: { started: 'ok', migrated: 'ok', not_draining: 'ok' }, failures: [] };
+
+async function expectReady(url: string) {
+  const res = await call(url, 'GET', '/v1/health/ready');
+  expect(res.status, res.text).toBe(200);
+  expect(res.body).toEqual(READY);
   expect(res.headers.get('x-request-id')).toMatch(/^req_/);
+  expect(res.headers.get('ratelimit-limit')).toBeNull();
 }
 
 describe.each(backends())('readiness on $name', (backend) => {
@@ -43,18 +48,15 @@ describe.each(backends())('readiness on $name', (backend) => {
     }, 60_000);
     afterAll(async () => server?.stop());
 
-    test('ready: every configured check ok, the lag of the usage projection reported; liveness keeps its contract', async () => {
-      const ready = await eventually(server.url, '/v1/health/ready', (res) => res.status === 200);
-      const expected: Record<string, string> = { database: 'ok', usage_projection: 'ok' };
-      if (backend.name === 'PostgreSQL' && process.env.REDIS_URL) expected.redis = 'ok';
-      expect(ready.body).toEqual({ status: 'ok', version: '1.0.0', checks: expected, lag_events: { usage_projection: expect.any(Number) }, failures: [] });
+    test('ready: started, migrated, not draining; liveness keeps its contract', async () => {
+      await expectReady(server.url);
       const live = await call(server.url, 'GET', '/v1/health');
       expect(live.body).toEqual({ status: 'ok', version: '1.0.0', checks: { database: 'ok' } });
     });
   });
 });
 
-describe.skipIf(!privateServersAvailable(['postgres', 'redis'], 'readiness: each failing check'))('readiness: each failing check', () => {
+describe.skipIf(!privateServersAvailable(['postgres', 'redis'], 'readiness: shared dependencies down or behind'))('readiness: shared dependencies down or behind', () => {
   let postgres: PrivatePostgres;
   let redis: PrivateRedis;
   let running: RunningServer;
@@ -72,11 +74,9 @@ describe.skipIf(!privateServersAvailable(['postgres', 'redis'], 'readiness: each
         ADMIN_TOKEN,
         LOG_LEVEL: 'silent',
         MAX_EVENT_LOOP_DELAY_MS: '60000',
-        // Any event the usage projection has not taken is lag: the test holds it back on purpose.
-        READY_MAX_LAG_EVENTS: '0',
       }),
     );
-    await eventually(running.url, '/v1/health/ready', (res) => res.status === 200);
+    await expectReady(running.url);
   }, 120_000);
 
   afterAll(async () => {
@@ -95,55 +95,100 @@ describe.skipIf(!privateServersAvailable(['postgres', 'redis'], 'readiness: each
     }
   };
 
-  test('the database read-only: 503 naming `database`; back to 200 when it takes writes again', async () => {
+  const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
+
+  test('the database read-only: still ready', async () => {
     await superuser(async (c) => {
       await c.query('ALTER SYSTEM SET default_transaction_read_only = on');
       await c.query('SELECT pg_reload_conf()');
     });
     try {
-      expectNotReady(await eventually(running.url, '/v1/health/ready', (res) => res.status !== 200), 'database');
-      // Liveness is not readiness: the process answers and the database answers reads.
-      expect((await call(running.url, 'GET', '/v1/health')).status).toBe(200);
+      const setting = await superuser(async (c) => (await c.query<{ default_transaction_read_only: string }>('SHOW default_transaction_read_only')).rows[0]!.default_transaction_read_only);
+      expect(setting).toBe('on');
+      await expectReady(running.url);
     } finally {
       await superuser(async (c) => {
         await c.query('ALTER SYSTEM RESET default_transaction_read_only');
         await c.query('SELECT pg_reload_conf()');
       });
     }
-    await eventually(running.url, '/v1/health/ready', (res) => res.status === 200);
   }, 60_000);
 
-  test('Redis killed: 503 naming `redis`; back to 200 once it runs again', async () => {
+  test('Redis killed: still ready (answered without the Redis bucket); a lookup answers 503', async () => {
     await redis.kill();
     try {
-      const res = await eventually(running.url, '/v1/health/ready', (r) => r.status !== 200);
-      expectNotReady(res, 'redis');
-      // Unmetered: answered without the Redis bucket, so it can say Redis is what fails.
-      expect(res.headers.get('ratelimit-limit')).toBeNull();
+      const refused = await eventually(running.url, '/v1/company', (r) => r.status === 503, 20_000);
+      expect(refused.body.error.code).toBe('service_unavailable');
+      await expectReady(running.url);
     } finally {
       await redis.start();
     }
-    await eventually(running.url, '/v1/health/ready', (res) => res.status === 200);
   }, 60_000);
 
-  test('the usage projection held back past READY_MAX_LAG_EVENTS: 503 naming `usage_projection` with its lag; 200 once it catches up', async () => {
+  test('the usage projection held back: still ready; its lag is the metric the alert reads', async () => {
     // Holding the subscription's lock keeps every instance's usage projection from taking a batch.
     const holder = new pg.Client({ connectionString: postgres.url });
     await holder.connect();
     try {
       await holder.query('SELECT pg_advisory_lock($1)', [subscriptionLockKey(usageProjection.name)]);
-      // A workspace and a key: events the projection has not processed.
-      const created = await call(running.url, 'POST', '/admin/v1/workspaces', { json: { name: 'lag', credits: 5 }, headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+      const created = await call(running.url, 'POST', '/admin/v1/workspaces', { json: { name: 'lag', credits: 5 }, headers: admin });
       expect(created.status).toBe(201);
-      const res = await eventually(running.url, '/v1/health/ready', (r) => r.status !== 200);
-      expectNotReady(res, 'usage_projection');
-      expect(res.body.lag_events.usage_projection).toBeGreaterThanOrEqual(1);
-      expect(res.body.checks).toMatchObject({ database: 'ok', redis: 'ok' });
+      const metrics = await eventually(running.url, '/metrics', (r) => /^lookup_api_subscription_lag_events\{subscription="usage_projection"\} [1-9]/m.test(r.text), 30_000, admin);
+      expect(metrics.status).toBe(200);
+      await expectReady(running.url);
     } finally {
       await holder.query('SELECT pg_advisory_unlock_all()');
       await holder.end();
     }
-    const back = await eventually(running.url, '/v1/health/ready', (r) => r.status === 200);
-    expect(back.body.lag_events.usage_projection).toBe(0);
+  }, 60_000);
+
+  test('the database stopped: liveness 503, readiness still 200 (answered from memory, asking no dependency)', async () => {
+    await postgres.stop('fast');
+    try {
+      const live = await eventually(running.url, '/v1/health', (r) => r.status === 503, 20_000);
+      expect(live.body.checks.database).toBe('fail');
+      await expectReady(running.url);
+    } finally {
+      await postgres.start();
+    }
+    await eventually(running.url, '/v1/health', (r) => r.status === 200);
+  }, 60_000);
+});
+
+const databaseUrl = serverUrl('postgres');
+const redisUrl = serverUrl('redis');
+
+describe.skipIf(!databaseUrl || !redisUrl)('readiness while draining after SIGTERM', () => {
+  let servers: SharedServersHandle;
+  beforeAll(async () => {
+    servers = await startSharedServers(redisUrl!);
+  });
+  afterAll(async () => servers?.close());
+
+  test('503 `draining` naming not_draining for DRAIN_DELAY_MS while calls are still served; then connections are refused and the process exits 0', async () => {
+    const instance = await startChildInstance(servers, { DRAIN_DELAY_MS: '3000' });
+    try {
+      expect((await rawCall(instance.url, '/v1/health/ready')).status).toBe(200);
+      const exited = new Promise<number | null>((done) => instance.process.once('exit', (code) => done(code)));
+      instance.process.kill('SIGTERM');
+      let draining = await rawCall(instance.url, '/v1/health/ready');
+      for (let i = 0; i < 20 && draining.status === 200; i++) {
+        await new Promise((r) => setTimeout(r, 50));
+        draining = await rawCall(instance.url, '/v1/health/ready');
+      }
+      expect(draining.status, instance.output()).toBe(503);
+      expect(draining.body).toEqual({
+        status: 'draining',
+        version: '1.0.0',
+        checks: { started: 'ok', migrated: 'ok', not_draining: 'fail' },
+        failures: [{ check: 'not_draining', message: expect.stringMatching(/draining after SIGTERM/) }],
+      });
+      // Still serving while the balancer takes it out.
+      expect((await rawCall(instance.url, '/v1/health')).status).toBe(200);
+      expect(await exited, instance.output()).toBe(0);
+      await expect(rawCall(instance.url, '/v1/health/ready')).rejects.toThrow(/ECONNREFUSED/);
+    } finally {
+      await instance.stop();
+    }
   }, 60_000);
 });

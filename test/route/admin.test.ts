@@ -152,7 +152,7 @@ describe('audit jobs', () => {
     await finished(next.json().id);
   });
 
-  it('400 for an id that is no id; 404 for a job this instance does not hold; 401 without the token', async () => {
+  it('400 for an id that is no id; 404 for no such job; 401 without the token', async () => {
     const bad = await t.call('GET', `/admin/v1/audits/${'x'.repeat(101)}`, { headers: admin });
     expect(errorOf(bad)).toMatchObject({ status: 400, code: 'invalid_request' });
     expect(bad.json().error.details[0].field).toBe('id');

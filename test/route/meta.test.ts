@@ -3,6 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ENDPOINTS } from '../../contracts/endpoints';
 import { ERROR_CODES } from '../../contracts/errors';
+import { InstanceLifecycle } from '../../services/health/readiness';
 import { errorOf, startRouteApp, type RouteApp } from './support';
 
 let t: RouteApp;
@@ -41,6 +42,37 @@ describe('200', () => {
     expect(docs.headers['content-type']).toBe('text/html; charset=utf-8');
     expect(docs.body).toContain('<code>/v1/search</code>');
     expect((await t.call('GET', '/docs/errors')).body).toContain('1 credit by company reference or person, 4 by website domain');
+  });
+});
+
+describe('readiness', () => {
+  it('200 ok for an instance started, migrated, not draining; unmetered, with its request id', async () => {
+    const ready = await t.call('GET', '/v1/health/ready');
+    expect(ready.statusCode).toBe(200);
+    expect(ready.json()).toEqual({ status: 'ok', version: '1.0.0', checks: { started: 'ok', migrated: 'ok', not_draining: 'ok' }, failures: [] });
+    expect(ready.headers['ratelimit-limit']).toBeUndefined();
+    expect(ready.headers['x-request-id']).toMatch(/^req_/);
+  });
+
+  it('503 with the same body, status draining, for an instance that received SIGTERM (not the error envelope)', async () => {
+    const lifecycle = InstanceLifecycle.started();
+    const draining = await startRouteApp({ deps: { lifecycle } });
+    try {
+      expect((await draining.call('GET', '/v1/health/ready')).statusCode).toBe(200);
+      lifecycle.startDraining();
+      const answer = await draining.call('GET', '/v1/health/ready');
+      expect(answer.statusCode).toBe(503);
+      expect(answer.json()).toEqual({
+        status: 'draining',
+        version: '1.0.0',
+        checks: { started: 'ok', migrated: 'ok', not_draining: 'fail' },
+        failures: [{ check: 'not_draining', message: expect.stringMatching(/SIGTERM/) }],
+      });
+      // The rest of the API still answers while the instance drains.
+      expect((await draining.call('GET', '/v1/health')).statusCode).toBe(200);
+    } finally {
+      await draining.close();
+    }
   });
 });
 

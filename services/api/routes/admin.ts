@@ -4,6 +4,7 @@ import { ledgerExportPage, statement, usageExport, workspaceAt } from '../../fin
 import { forwardPeriod, statementCsv, statementCsvFileName } from '../../finance/statement';
 import { UnknownWorkspaceError } from '../../ledger/ledger';
 import { runAudit } from '../../projections/audit-runner';
+import { AuditJobStore } from '../../projections/audit-job-store';
 import { AuditJobs, FINISHED_AUDIT_JOBS_KEPT } from '../../projections/audit-jobs';
 import { route } from '../http/route';
 import { DEPS_PLUGIN } from '../plugins/deps';
@@ -17,8 +18,13 @@ export const adminRoutes = fp(
   async (app) => {
     const { deps } = app;
     const { ledger } = deps;
-    const audits = new AuditJobs((options) => runAudit(deps.store, { databaseUrl: deps.config.databaseUrl, ...options }));
-    // A job is lost with its instance: stopped before the connections close.
+    const heartbeatTimeoutMs = deps.config.auditHeartbeatTimeoutMs;
+    const audits = new AuditJobs(
+      (options) => runAudit(deps.store, { databaseUrl: deps.config.databaseUrl, ...options }),
+      new AuditJobStore(deps.store.sql, { heartbeatTimeoutMs, keepFinished: FINISHED_AUDIT_JOBS_KEPT }),
+      { heartbeatTimeoutMs },
+    );
+    // This instance's running job is stopped, and its end written, before the connections close.
     app.addHook('onClose', async () => audits.stop());
 
     route(app, 'adminCreateWorkspace', async ({ body }) => {
@@ -81,16 +87,16 @@ export const adminRoutes = fp(
     route(app, 'adminAudit', async () => runAudit(deps.store, { databaseUrl: deps.config.databaseUrl }));
 
     route(app, 'adminStartAudit', async ({ req, reply }) => {
-      const { job, started } = audits.start(req.log);
+      const { job, started } = await audits.start(req.log);
       reply.header('Location', `/admin/v1/audits/${job.id}`);
       if (!started) reply.status(200);
       return job;
     });
 
-    route(app, 'adminGetAudit', async ({ params }) => {
-      const job = audits.get(params.id);
+    route(app, 'adminGetAudit', async ({ params, req }) => {
+      const job = await audits.get(params.id, req.log);
       if (!job) {
-        const message = `This instance holds no audit ${params.id}: jobs live in the memory of the instance that runs them (the last ${FINISHED_AUDIT_JOBS_KEPT} finished are kept); start another.`;
+        const message = `There is no audit job ${params.id}: only the last ${FINISHED_AUDIT_JOBS_KEPT} finished are kept; start another.`;
         throw new ApiError('not_found', { message, reason: 'no_audit' });
       }
       return job;

@@ -1,6 +1,6 @@
 // Audit jobs on real PostgreSQL: a log of several pages audited in its worker thread while the job
-// shows how far it got; one job at a time; stopped with its instance (its connections let go);
-// a failure kept as such; a bounded number kept. Then the whole path an operator takes: the
+// shows how far it got; one job at a time; stopped with its instance (its connections let go), its
+// end written to audit_jobs and read by another registry; a failure kept as such; a bounded number kept. Then the whole path an operator takes: the
 // admin CLI against a running server, progress on stderr, the report on stdout, the metrics.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,6 +15,7 @@ import { migrate } from '../../../services/eventstore/migrate';
 import type { Sql } from '../../../services/eventstore/sql';
 import { createPgSql } from '../../../services/eventstore/sql-pg';
 import { audit } from '../../../services/projections/audit';
+import { AuditJobStore } from '../../../services/projections/audit-job-store';
 import { AuditJobs, type AuditJobLog } from '../../../services/projections/audit-jobs';
 import { runAudit } from '../../../services/projections/audit-runner';
 import { INLINE_PROJECTIONS } from '../../../services/projections/inline';
@@ -50,14 +51,18 @@ describe.runIf(serverUrl('postgres'))('audit jobs on PostgreSQL', { timeout: 120
     const lines: Array<{ level: string; message: string; fields: Record<string, unknown> }> = [];
     const log: AuditJobLog = {
       info: (fields, message) => lines.push({ level: 'info', message, fields: fields as Record<string, unknown> }),
+      warn: (fields, message) => lines.push({ level: 'warn', message, fields: fields as Record<string, unknown> }),
       error: (fields, message) => lines.push({ level: 'error', message, fields: fields as Record<string, unknown> }),
     };
     return { log, lines };
   }
 
+  const quiet: AuditJobLog = { info: () => {}, warn: () => {}, error: () => {} };
+  const storeOf = (keepFinished = 20) => new AuditJobStore(sql, { heartbeatTimeoutMs: 30_000, keepFinished });
+
   async function finished(jobs: AuditJobs, id: string): Promise<AuditJobResponse> {
     for (;;) {
-      const job = jobs.get(id)!;
+      const job = (await jobs.get(id, quiet))!;
       if (job.state !== 'running') return job;
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
@@ -76,15 +81,17 @@ describe.runIf(serverUrl('postgres'))('audit jobs on PostgreSQL', { timeout: 120
         signal: options.signal,
         onProgress: (progress) => {
           options.onProgress(progress);
-          seen.push(jobs.get(jobId)!);
+          // This instance's own job: answered from its memory at once, in order.
+          void jobs.get(jobId, quiet).then((view) => seen.push(view!));
         },
       }),
+      storeOf(),
     );
     const { log, lines } = recordingLog();
-    const started = jobs.start(log);
+    const started = await jobs.start(log);
     jobId = started.job.id;
     expect(started).toMatchObject({ started: true, job: { state: 'running', phase: 'catching_up', events_read: 0, head_position: null } });
-    const again = jobs.start(log);
+    const again = await jobs.start(log);
     expect(again).toMatchObject({ started: false, job: { id: jobId, state: 'running' } });
 
     const done = await finished(jobs, jobId);
@@ -103,7 +110,7 @@ describe.runIf(serverUrl('postgres'))('audit jobs on PostgreSQL', { timeout: 120
     expect(lines.map((l) => `${l.level} ${l.message}`)).toEqual(['info audit job started', 'info audit job done']);
     expect(lines[1]!.fields).toMatchObject({ audit_id: jobId, ok: true, events, mismatches: 0, broken_chains: 0 });
     // Finished, it gives way to the next.
-    expect(jobs.start(log).started).toBe(true);
+    expect((await jobs.start(log)).started).toBe(true);
     await jobs.stop();
   });
 
@@ -121,31 +128,33 @@ describe.runIf(serverUrl('postgres'))('audit jobs on PostgreSQL', { timeout: 120
             if (progress.events > 0) reading();
           },
         }),
-      { keepFinished: 1 },
+      storeOf(1),
     );
     const { log, lines } = recordingLog();
-    const stopped = jobs.start(log).job.id;
+    const stopped = (await jobs.start(log)).job.id;
     // Halfway through the log: its first page read, the rest not.
     await readingTheLog;
     await jobs.stop();
-    expect(jobs.get(stopped)).toMatchObject({ state: 'failed', error: 'the instance stopped', report: null });
-    expect(lines.at(-1)).toMatchObject({ level: 'info', message: 'audit job stopped with its instance' });
+    // Written to the table: another instance (another registry on the same database) reads it.
+    const elsewhere = new AuditJobs(() => Promise.reject(new Error('not run here')), storeOf(1));
+    expect(await elsewhere.get(stopped, quiet)).toMatchObject({ state: 'failed', error: 'the instance stopped', report: null });
+    expect(lines.at(-1)).toMatchObject({ level: 'info', message: 'audit job stopped' });
     await expect.poll(workerConnections, { timeout: 10_000 }).toBe(baseline);
 
     const broken = new URL(db.url);
     broken.pathname = '/no_such_database_for_audits';
-    const failing = new AuditJobs((options) => runAudit(store, { databaseUrl: broken.toString(), ...options }), { keepFinished: 1 });
-    const failedId = failing.start(log).job.id;
+    const failing = new AuditJobs((options) => runAudit(store, { databaseUrl: broken.toString(), ...options }), storeOf(1));
+    const failedId = (await failing.start(log)).job.id;
     const failed = await finished(failing, failedId);
     expect(failed).toMatchObject({ state: 'failed', report: null });
     expect(failed.error).toMatch(/no_such_database_for_audits/);
     expect(lines.at(-1)).toMatchObject({ level: 'error', message: 'audit job failed', fields: { audit_id: failedId } });
 
     // Kept: the one that finished last; the stopped one is dropped once another finishes.
-    const next = jobs.start(log).job.id;
+    const next = (await jobs.start(log)).job.id;
     await finished(jobs, next);
-    expect(jobs.get(stopped)).toBeUndefined();
-    expect(jobs.get(next)).toMatchObject({ state: 'done' });
+    expect(await jobs.get(stopped, quiet)).toBeUndefined();
+    expect(await jobs.get(next, quiet)).toMatchObject({ state: 'done' });
   });
 
   it('the admin CLI starts a job on a running server and prints its progress, then the report; the metrics count it', async () => {

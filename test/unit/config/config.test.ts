@@ -127,15 +127,16 @@ describe('configuration', () => {
 describe('observability settings (issue 13)', () => {
   const base = { ADMIN_TOKEN: 'a-token-of-sufficient-length' };
 
-  it('given none, then /metrics is on the main port, a tenth of successes is logged, readiness allows 10,000 events of lag', () => {
-    expect(loadConfig(base)).toMatchObject({ metricsPort: undefined, accessLogSample: 0.1, readyMaxLagEvents: 10_000 });
+  it('given none, then /metrics is on the main port, a tenth of successes is logged, SIGTERM closes the listener at once, an audit job is dead after 30 s without a heartbeat', () => {
+    expect(loadConfig(base)).toMatchObject({ metricsPort: undefined, accessLogSample: 0.1, drainDelayMs: 0, auditHeartbeatTimeoutMs: 30_000 });
   });
 
   it('given values, then they are read as given', () => {
-    expect(loadConfig({ ...base, METRICS_PORT: '9464', ACCESS_LOG_SAMPLE: '0.25', READY_MAX_LAG_EVENTS: '0' })).toMatchObject({
+    expect(loadConfig({ ...base, METRICS_PORT: '9464', ACCESS_LOG_SAMPLE: '0.25', DRAIN_DELAY_MS: '5000', AUDIT_HEARTBEAT_TIMEOUT_MS: '3000' })).toMatchObject({
       metricsPort: 9464,
       accessLogSample: 0.25,
-      readyMaxLagEvents: 0,
+      drainDelayMs: 5000,
+      auditHeartbeatTimeoutMs: 3000,
     });
     expect(loadConfig({ ...base, ACCESS_LOG_SAMPLE: '1' }).accessLogSample).toBe(1);
   });
@@ -147,7 +148,9 @@ describe('observability settings (issue 13)', () => {
       ['ACCESS_LOG_SAMPLE', '1.5'],
       ['ACCESS_LOG_SAMPLE', '-0.1'],
       ['ACCESS_LOG_SAMPLE', 'half'],
-      ['READY_MAX_LAG_EVENTS', '-1'],
+      ['DRAIN_DELAY_MS', '-1'],
+      // Fewer than three heartbeats: a live job could be taken for a dead one.
+      ['AUDIT_HEARTBEAT_TIMEOUT_MS', '2999'],
     ] as const) {
       expect(() => loadConfig({ ...base, [name]: value }), `${name}=${value}`).toThrow(new RegExp(`${name}: `));
     }

@@ -66,6 +66,17 @@ describe('the OpenAPI document for clients', () => {
     }
   });
 
+  it('lists the readiness probe\'s 503 with the readiness body and its example, not the error envelope', () => {
+    const ready = doc.paths['/v1/health/ready'].get;
+    const unready = ready.responses['503'].content['application/json'];
+    expect(unready.schema).toEqual(ready.responses['200'].content['application/json'].schema);
+    expect(unready.schema.$ref).toBe('#/components/schemas/ReadinessResponse');
+    const example = operationExamples('https://api.example.org/docs').ready!.otherAnswers![503];
+    expect(unready.example).toEqual(example);
+    const row = publicJsonEndpoints().find((r) => r.id === 'ready')!;
+    expect(row.answer !== 'html' && row.answer.safeParse(example).success).toBe(true);
+  });
+
   it('gives error.code as the enum of the error catalogue', () => {
     expect(deref(doc.components.schemas.ErrorObject).properties.code.enum).toEqual(ERROR_CODES);
     expect(deref(doc.components.schemas.ErrorCatalogueEntry).properties.code.enum).toEqual(ERROR_CODES);

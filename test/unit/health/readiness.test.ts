@@ -1,42 +1,42 @@
-// runReadiness and lagWithin: every check runs, each failure is named with its reason, a check
-// that hangs or throws fails rather than hanging or failing the probe.
+// readinessOf: an instance is ready only when started, migrated and not draining; the answer names
+// every failing check with its reason, and `draining` wins over `starting` (it only goes forward).
 import { describe, expect, it } from 'vitest';
-import { lagWithin, runReadiness, type ReadinessCheck } from '../../../services/health/readiness';
+import { InstanceLifecycle, readinessOf } from '../../../services/health/readiness';
 
-const passing = (name: string): ReadinessCheck => ({ name, run: async () => ({ ok: true }) });
-
-describe('runReadiness', () => {
-  it('given every check passes: ready, each check ok, no failures', async () => {
-    expect(await runReadiness([passing('database'), passing('redis')])).toEqual({
-      ready: true,
-      checks: { database: 'ok', redis: 'ok' },
-      lagEvents: {},
+describe('readinessOf', () => {
+  it('given an instance migrated, started and not draining: ok, every check ok, no failures', () => {
+    expect(readinessOf({ migrated: true, started: true, draining: false })).toEqual({
+      status: 'ok',
+      checks: { started: 'ok', migrated: 'ok', not_draining: 'ok' },
       failures: [],
     });
   });
 
-  it('given one check throws and one never answers: not ready, both named with their reason, the others ok', async () => {
-    const throwing: ReadinessCheck = { name: 'redis', run: async () => Promise.reject(new Error('Connection is closed.')) };
-    const hanging: ReadinessCheck = { name: 'database', run: () => new Promise(() => {}) };
-    const readiness = await runReadiness([hanging, throwing, passing('usage_projection')], 50);
-    expect(readiness.ready).toBe(false);
-    expect(readiness.checks).toEqual({ database: 'fail', redis: 'fail', usage_projection: 'ok' });
-    expect(readiness.failures).toEqual([
-      { check: 'database', message: 'no answer within 50 ms' },
-      { check: 'redis', message: 'Connection is closed.' },
-    ]);
+  it('given an instance not yet migrated nor started: starting, both named with their reason', () => {
+    const readiness = readinessOf({ migrated: false, started: false, draining: false });
+    expect(readiness.status).toBe('starting');
+    expect(readiness.checks).toEqual({ started: 'fail', migrated: 'fail', not_draining: 'ok' });
+    expect(readiness.failures.map((f) => f.check)).toEqual(['started', 'migrated']);
+    expect(readiness.failures[1]!.message).toMatch(/migrations/);
+  });
+
+  it('given an instance that received SIGTERM: draining, the one failing check not_draining', () => {
+    const readiness = readinessOf({ migrated: true, started: true, draining: true });
+    expect(readiness).toMatchObject({ status: 'draining', checks: { started: 'ok', migrated: 'ok', not_draining: 'fail' } });
+    expect(readiness.failures).toEqual([{ check: 'not_draining', message: expect.stringMatching(/SIGTERM/) }]);
   });
 });
 
-describe('lagWithin', () => {
-  it('given the lag at the bound: ok, with the lag reported', async () => {
-    const readiness = await runReadiness([lagWithin('relay', async () => 10, 10)]);
-    expect(readiness).toMatchObject({ ready: true, lagEvents: { relay: 10 } });
-  });
-
-  it('given one event past the bound: fails, saying by how much and which setting', async () => {
-    const readiness = await runReadiness([lagWithin('usage_projection', async () => 1, 0)]);
-    expect(readiness).toMatchObject({ ready: false, checks: { usage_projection: 'fail' }, lagEvents: { usage_projection: 1 } });
-    expect(readiness.failures[0]!.message).toBe('1 events behind the log, more than READY_MAX_LAG_EVENTS (0)');
+describe('InstanceLifecycle', () => {
+  it('given a new lifecycle, when it is migrated, started, then drained: starting, starting, ok, draining', () => {
+    const lifecycle = new InstanceLifecycle();
+    const seen = [readinessOf(lifecycle.current).status];
+    lifecycle.markMigrated();
+    seen.push(readinessOf(lifecycle.current).status);
+    lifecycle.markStarted();
+    seen.push(readinessOf(lifecycle.current).status);
+    lifecycle.startDraining();
+    seen.push(readinessOf(lifecycle.current).status);
+    expect(seen).toEqual(['starting', 'starting', 'ok', 'draining']);
   });
 });

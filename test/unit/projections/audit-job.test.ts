@@ -1,11 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import type { AuditReport } from '../../../services/projections/audit';
 import {
+  abandonedAuditJob,
   auditJobView,
   doneAuditJob,
   failedAuditJob,
+  isAbandonedAuditJob,
   progressedAuditJob,
-  retainedAuditJobs,
   startedAuditJob,
 } from '../../../services/projections/audit-job';
 
@@ -71,18 +72,38 @@ describe('an audit job', () => {
   });
 });
 
-describe('the jobs an instance keeps', () => {
-  const finishedAt = (id: string, at: number) => doneAuditJob(startedAuditJob(id, T0), report(1), at);
+describe('the rule that decides a dead job', () => {
+  const TIMEOUT = 30_000;
+  const running = startedAuditJob('aud_1', T0);
 
-  it('given more finished jobs than it keeps, when retained, then the last finished stay, in their order, and a running one always stays', () => {
-    const running = startedAuditJob('aud_running', T0);
-    const jobs = [finishedAt('aud_a', T0 + 1), finishedAt('aud_b', T0 + 3), running, finishedAt('aud_c', T0 + 2)];
-    expect(retainedAuditJobs(jobs, 2).map((j) => j.id)).toEqual(['aud_b', 'aud_running', 'aud_c']);
-    expect(retainedAuditJobs(jobs, 0).map((j) => j.id)).toEqual(['aud_running']);
+  it('given a running job whose heartbeat is exactly the timeout old, when judged, then it is alive', () => {
+    expect(isAbandonedAuditJob(running, T0, T0 + TIMEOUT, TIMEOUT)).toBe(false);
   });
 
-  it('given no more jobs than it keeps, when retained, then all stay', () => {
-    const jobs = [finishedAt('aud_a', T0 + 1), finishedAt('aud_b', T0 + 2)];
-    expect(retainedAuditJobs(jobs, 20)).toEqual(jobs);
+  it('given a running job whose heartbeat is one millisecond past the timeout, when judged, then it is dead', () => {
+    expect(isAbandonedAuditJob(running, T0, T0 + TIMEOUT + 1, TIMEOUT)).toBe(true);
+  });
+
+  it('given a heartbeat ahead of the clock that judges (written after that clock was read), when judged, then it is alive', () => {
+    expect(isAbandonedAuditJob(running, T0 + 5, T0, TIMEOUT)).toBe(false);
+  });
+
+  it('given a finished job with an old heartbeat, when judged, then it is not dead: it ended', () => {
+    expect(isAbandonedAuditJob(doneAuditJob(running, report(1), T0 + 1), T0, T0 + 10 * TIMEOUT, TIMEOUT)).toBe(false);
+    expect(isAbandonedAuditJob(failedAuditJob(running, 'x', T0 + 1), T0, T0 + 10 * TIMEOUT, TIMEOUT)).toBe(false);
+  });
+
+  it('given a dead job, when failed by the instance that found it, then it failed, naming its instance and its last heartbeat, ending at the finder\'s now', () => {
+    const reading = progressedAuditJob(running, { phase: 'replaying', events: 100, position: 120, head: 1_000 }, T0 + 1_000);
+    const failed = abandonedAuditJob(reading, 'host-a/4242', T0 + 2_000, T0 + 40_000);
+    expect(auditJobView(failed, T0 + 50_000)).toMatchObject({
+      state: 'failed',
+      phase: null,
+      finished_at: '2025-06-01T12:00:40.000Z',
+      events_read: 100,
+      position: 120,
+      report: null,
+      error: 'its instance (host-a/4242) stopped: no heartbeat since 2025-06-01T12:00:02.000Z',
+    });
   });
 });
