@@ -3,7 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ANONYMOUS_RATE_PER_MINUTE } from '../../services/api/app';
-import { errorOf, startRouteApp, type Answer, type RouteApp } from './support';
+import { ADMIN_TOKEN, errorOf, startRouteApp, type Answer, type RouteApp } from './support';
 
 let t: RouteApp;
 beforeAll(async () => {
@@ -50,6 +50,20 @@ describe('401 unauthorized', () => {
       expect(answer.headers['ratelimit-limit']).toBe(String(ANONYMOUS_RATE_PER_MINUTE));
       expect(Number(answer.headers['ratelimit-remaining'])).toBeLessThan(ANONYMOUS_RATE_PER_MINUTE - i);
     }
+  });
+
+  it('the refusals from the key set show in the metrics, beside its size', async () => {
+    await t.keyed();
+    const metric = async (pattern: RegExp) => {
+      const scraped = await t.app.inject({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+      return Number(pattern.exec(scraped.body)?.[1] ?? Number.NaN);
+    };
+    const before = await metric(/^lookup_api_key_set_misses_total\{outcome="unknown"\} (\d+)$/m);
+    for (let i = 0; i < 3; i++) await callFrom(freshAddress(), '/v1/cache/stats', { authorization: `Bearer ${madeUpKey()}` });
+    expect((await metric(/^lookup_api_key_set_misses_total\{outcome="unknown"\} (\d+)$/m)) - before).toBe(3);
+    expect(await metric(/^lookup_api_key_set_size (\d+)$/m)).toBeGreaterThanOrEqual(1);
+    expect(await metric(/^lookup_api_key_set_barriers_total (\d+)$/m)).toBeGreaterThanOrEqual(1);
+    expect(await metric(/^lookup_api_key_set_rebuilds_total\{result="loaded"\} (\d+)$/m)).toBeGreaterThanOrEqual(1);
   });
 
   it('a revoked key, though its fingerprint stays in the set until the next rebuild, is refused on the per-IP bucket', async () => {
