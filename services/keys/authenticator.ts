@@ -75,7 +75,10 @@ export class KeyAuthenticator {
   private stopListening?: () => Promise<void>;
   private readonly marksUnreadable: (err: unknown) => void;
   private readonly log: Logger;
+  /** What `screen` answers "listed" from. */
   private keySet = new KeyFingerprintSet();
+  /** Being loaded (at start, after a loss): it gets every notification too, and replaces `keySet` once loaded. */
+  private nextKeySet?: KeyFingerprintSet;
   /** The set holds every key committed up to the notifications delivered so far. */
   private keySetCurrent = false;
   /** Settles when the set is current again. */
@@ -101,6 +104,8 @@ export class KeyAuthenticator {
   }
 
   async start(): Promise<void> {
+    // Before LISTEN: the load below misses no key, since any committed later is notified into it.
+    this.nextKeySet = new KeyFingerprintSet();
     this.stopListening = await this.sql.listen(
       KEY_CHANGES_CHANNEL,
       (payload) => this.notified(payload),
@@ -117,8 +122,12 @@ export class KeyAuthenticator {
     );
     this.listening = true;
     this.unregisterSize = registerKeySetSize(() => this.keySet.size);
-    // Listening already: a key created during the load is notified, so none falls in between.
-    await this.loadKeySet(++this.generation);
+    try {
+      await this.loadKeySet(++this.generation);
+    } catch (err) {
+      await this.stop();
+      throw err;
+    }
   }
 
   async stop(): Promise<void> {
@@ -130,8 +139,10 @@ export class KeyAuthenticator {
 
   private notified(payload: string): void {
     if (this.barrier.echoed(payload) || NotificationBarrier.isToken(payload)) return;
-    if (payload.startsWith('+')) this.keySet.add(payload.slice(1));
-    else this.forget(payload);
+    if (payload.startsWith('+')) {
+      this.keySet.add(payload.slice(1));
+      this.nextKeySet?.add(payload.slice(1));
+    } else this.forget(payload);
   }
 
   /**
@@ -158,15 +169,16 @@ export class KeyAuthenticator {
     return outcome === 'created_meanwhile' ? 'listed' : outcome;
   }
 
+  /** From here notifications may be missed: a fresh set starts, filled by those after the reconnection and a load. */
   private keySetLost(): void {
     this.generation++;
     if (this.keySetCurrent) this.keySetReady = settlable();
     this.keySetCurrent = false;
+    this.nextKeySet = new KeyFingerprintSet();
   }
 
   /** After a reconnection: loads until it succeeds or the connection is lost again. */
   private async reloadKeySet(): Promise<void> {
-    this.keySetLost();
     const generation = this.generation;
     for (let attempt = 1; generation === this.generation; attempt++) {
       try {
@@ -179,10 +191,10 @@ export class KeyAuthenticator {
     }
   }
 
-  /** A fresh set (revoked keys drop out), filled by notifications and the table alike, in pages of the unique index. */
+  /** Fills the next set (revoked keys drop out) from the table, in pages of its unique index, then answers from it. */
   private async loadKeySet(generation: number): Promise<void> {
-    const set = new KeyFingerprintSet();
-    this.keySet = set;
+    const set = this.nextKeySet;
+    if (!set) return;
     try {
       let after = '';
       for (;;) {
@@ -200,6 +212,8 @@ export class KeyAuthenticator {
     }
     keySetRebuilds.inc({ result: 'loaded' });
     if (generation !== this.generation || !this.listening) return;
+    this.keySet = set;
+    this.nextKeySet = undefined;
     this.keySetCurrent = true;
     this.keySetReady.resolve();
   }
