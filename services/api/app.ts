@@ -115,7 +115,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         const screening = await deps.authenticator.screen(credentials.key);
         // Only while the set cannot vouch does an unknown key cost a database query: from an
         // address that ran dry, that attempt pays its per-IP token first.
-        if (screening === 'unsure' && drained.has(req.ip)) anonymous = await takeAnonymous(req.ip);
+        if (screening === 'unsure') {
+          req.log.debug({ drained: drained.has(req.ip) }, 'key set cannot vouch (being rebuilt); the key is checked in the database');
+          if (drained.has(req.ip)) anonymous = await takeAnonymous(req.ip);
+        }
         if (screening !== 'unlisted' && (!anonymous || anonymous.allowed)) req.apiKey = await deps.authenticator.authenticate(credentials.key);
       }
       // Any authenticated request uses the key, whatever its answer (429 included).

@@ -74,6 +74,7 @@ export class KeyAuthenticator {
   private listening = false;
   private stopListening?: () => Promise<void>;
   private readonly marksUnreadable: (err: unknown) => void;
+  private readonly barrierLate: (err: unknown) => void;
   private readonly log: Logger;
   /** What `screen` answers "listed" from. */
   private keySet = new KeyFingerprintSet();
@@ -94,6 +95,7 @@ export class KeyAuthenticator {
   ) {
     this.log = options.logger ?? backgroundLogger();
     this.marksUnreadable = everyNthError(this.log, 'revocation marks unreadable; cached keys are checked in the database');
+    this.barrierLate = everyNthError(this.log, 'key set barrier not back in time; unknown keys are checked in the database', { channel: KEY_CHANGES_CHANNEL });
     this.barrier = new NotificationBarrier(
       async (token) => {
         keySetBarriers.inc();
@@ -158,7 +160,7 @@ export class KeyAuthenticator {
     const passed = await this.barrier.pass();
     if (this.keySet.has(hash)) return this.missed('created_meanwhile');
     if (!passed || !this.keySetCurrent) {
-      if (!passed) this.log.warn({ channel: KEY_CHANGES_CHANNEL }, 'key set barrier not back in time; the key is checked in the database');
+      if (!passed) this.barrierLate(new Error(`no barrier back on ${KEY_CHANGES_CHANNEL} within ${KEY_SET_WAIT_MS} ms`));
       return this.missed('unsure');
     }
     return this.missed('unlisted');
