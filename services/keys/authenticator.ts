@@ -64,7 +64,7 @@ export type TakeUnlessMarked = (key: AuthenticatedKey, markKey: string) => Promi
  * Redis read), which closes the window before the notification arrives. Entries also expire, a
  * safety net for a missed notification; while the listening connection is down the cache is bypassed.
  *
- * The key set (docs/adr/0009-key-set-screens-unknown-keys.md): the fingerprint of every key, loaded
+ * The key set (docs/adr/0011-key-set-screens-unknown-keys.md): the fingerprint of every key, loaded
  * at start and after each reconnection, and grown by the creation notifications, so a made-up key
  * is refused without a database read (`screen`). A key missing from it is refused only once a
  * barrier has shown that every key committed before the request has been notified here.
