@@ -111,10 +111,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         req.apiKey = admitted.key;
         decision = admitted.decision;
       } else {
-        // A key not known here costs a database query: from an address that ran dry, the attempt
-        // pays its per-IP token first, and a refused one never reaches the database.
-        if (!deps.authenticator.isCached(credentials.key) && drained.has(req.ip)) anonymous = await takeAnonymous(req.ip);
-        if (!anonymous || anonymous.allowed) req.apiKey = await deps.authenticator.authenticate(credentials.key);
+        // A made-up key is refused from memory (the key set), so a valid one never pays per IP.
+        const screening = await deps.authenticator.screen(credentials.key);
+        // Only while the set cannot vouch does an unknown key cost a database query: from an
+        // address that ran dry, that attempt pays its per-IP token first.
+        if (screening === 'unsure') {
+          req.log.debug({ drained: drained.has(req.ip) }, 'key set cannot vouch (being rebuilt); the key is checked in the database');
+          if (drained.has(req.ip)) anonymous = await takeAnonymous(req.ip);
+        }
+        if (screening !== 'unlisted' && (!anonymous || anonymous.allowed)) req.apiKey = await deps.authenticator.authenticate(credentials.key);
       }
       // Any authenticated request uses the key, whatever its answer (429 included).
       if (req.apiKey) deps.keyUse.note(req.apiKey.keyId);

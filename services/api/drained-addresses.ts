@@ -3,11 +3,11 @@ import type { RateDecision } from '../limits/rate-limiter';
 /**
  * Client addresses whose per-IP bucket this process has seen run dry, until it would be full again.
  *
- * Checking a key this process does not know costs a database query. Normally that check comes
- * first, so a valid key never draws on its caller's per-IP bucket (decisions.md: only calls
- * without a valid key do). From an address listed here the attempt pays its per-IP token first,
- * and a refused one is answered 429 without any query: a flood of made-up keys from one address
- * costs at most one query per token the bucket gives, not one per request.
+ * A made-up key is normally refused from the key set, without a query. While that set cannot vouch
+ * (being rebuilt after a lost LISTEN connection), checking an unknown key costs a database query:
+ * from an address listed here such an attempt pays its per-IP token first, and a refused one is
+ * answered 429 without any query, so a flood of made-up keys from one address costs at most one
+ * query per token the bucket gives, not one per request.
  */
 export class DrainedAddresses {
   private readonly fullAgainAt = new Map<string, number>();

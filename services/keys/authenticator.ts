@@ -1,11 +1,34 @@
 import { backgroundLogger, everyNthError, type Logger } from '../common/log';
+import { NotificationBarrier } from '../eventstore/notification-barrier';
 import type { Sql } from '../eventstore/sql';
 import { LimiterUnavailableError } from '../limits/limiter-unavailable';
 import type { RateDecision } from '../limits/rate-limiter';
+import { keySetBarriers, keySetMisses, keySetRebuilds, registerKeySetSize } from '../metrics/metrics';
+import { KeyFingerprintSet } from './key-fingerprint-set';
 import { hashApiKey } from './key-material';
 
-/** Channel on which key changes are announced to every instance sharing the database. */
+/**
+ * Channel on which key changes are announced to every instance sharing the database: a key or
+ * workspace id (revoked, limits changed: dropped from the caches), `+<key hash>` (a key created),
+ * or a barrier token (see NotificationBarrier).
+ */
 export const KEY_CHANGES_CHANNEL = 'api_key_changes';
+/** The payload announcing a key created with this hash. */
+export const keyCreatedPayload = (keyHash: string) => `+${keyHash}`;
+
+/**
+ * What the key set says of a key before any database read: `listed` (cached, or in the set: ask
+ * `authenticate`), `unlisted` (certainly no key: refused without a read), `unsure` (the set is
+ * being rebuilt or could not be confirmed current: only the database can tell).
+ */
+export type Screening = 'listed' | 'unlisted' | 'unsure';
+
+/** A barrier at most this often: misses in between wait for the next one. */
+const BARRIER_MIN_INTERVAL_MS = 20;
+/** A barrier not back by then, or a set still loading, leaves the key `unsure`. */
+const KEY_SET_WAIT_MS = 2_000;
+const LOAD_PAGE_SIZE = 10_000;
+const RELOAD_RETRY_MS = { initial: 250, max: 5_000 };
 
 export interface AuthenticatedKey {
   keyId: string;
@@ -40,39 +63,161 @@ export type TakeUnlessMarked = (key: AuthenticatedKey, markKey: string) => Promi
  * transaction). With revocation marks, a cached valid key is also checked against them (one
  * Redis read), which closes the window before the notification arrives. Entries also expire, a
  * safety net for a missed notification; while the listening connection is down the cache is bypassed.
+ *
+ * The key set (docs/adr/0013-key-set-screens-unknown-keys.md): the fingerprint of every key, loaded
+ * at start and after each reconnection, and grown by the creation notifications, so a made-up key
+ * is refused without a database read (`screen`). A key missing from it is refused only once a
+ * barrier has shown that every key committed before the request has been notified here.
  */
 export class KeyAuthenticator {
   private readonly cache = new Map<string, CachedKey>();
   private listening = false;
   private stopListening?: () => Promise<void>;
   private readonly marksUnreadable: (err: unknown) => void;
+  private readonly barrierLate: (err: unknown) => void;
+  private readonly log: Logger;
+  /** What `screen` answers "listed" from. */
+  private keySet = new KeyFingerprintSet();
+  /** Being loaded (at start, after a loss): it gets every notification too, and replaces `keySet` once loaded. */
+  private nextKeySet?: KeyFingerprintSet;
+  /** The set holds every key committed up to the notifications delivered so far. */
+  private keySetCurrent = false;
+  /** Settles when the set is current again. */
+  private keySetReady = settlable();
+  /** Bumped by every (re)connection and loss: a load of an older one does not make the set current. */
+  private generation = 0;
+  private readonly barrier: NotificationBarrier;
+  private unregisterSize?: () => void;
 
   constructor(
     private readonly sql: Sql,
-    private readonly options: { ttlMs?: number; unknownTtlMs?: number; maxEntries?: number; marks?: RevocationMarks; logger?: Logger } = {},
+    private readonly options: { ttlMs?: number; unknownTtlMs?: number; maxEntries?: number; marks?: RevocationMarks; logger?: Logger; barrierMinIntervalMs?: number } = {},
   ) {
-    this.marksUnreadable = everyNthError(options.logger ?? backgroundLogger(), 'revocation marks unreadable; cached keys are checked in the database');
+    this.log = options.logger ?? backgroundLogger();
+    this.marksUnreadable = everyNthError(this.log, 'revocation marks unreadable; cached keys are checked in the database');
+    this.barrierLate = everyNthError(this.log, 'key set barrier not back in time; unknown keys are checked in the database', { channel: KEY_CHANGES_CHANNEL });
+    this.barrier = new NotificationBarrier(
+      async (token) => {
+        keySetBarriers.inc();
+        await sql.query('SELECT pg_notify($1, $2)', [KEY_CHANGES_CHANNEL, token]);
+      },
+      { minIntervalMs: options.barrierMinIntervalMs ?? BARRIER_MIN_INTERVAL_MS, timeoutMs: KEY_SET_WAIT_MS },
+    );
   }
 
   async start(): Promise<void> {
+    // Before LISTEN: the load below misses no key, since any committed later is notified into it.
+    this.nextKeySet = new KeyFingerprintSet();
     this.stopListening = await this.sql.listen(
       KEY_CHANGES_CHANNEL,
-      (keyId) => this.forget(keyId),
-      // Back: revocations may have been missed meanwhile, so nothing cached before is trusted.
+      (payload) => this.notified(payload),
+      // Back: revocations and creations may have been missed meanwhile, so nothing kept before is trusted.
       () => {
         this.cache.clear();
         this.listening = true;
+        void this.reloadKeySet();
       },
       () => {
         this.listening = false;
+        this.keySetLost();
       },
     );
     this.listening = true;
+    this.unregisterSize = registerKeySetSize(() => this.keySet.size);
+    try {
+      await this.loadKeySet(++this.generation);
+    } catch (err) {
+      await this.stop();
+      throw err;
+    }
   }
 
   async stop(): Promise<void> {
     this.listening = false;
+    this.keySetLost();
+    this.unregisterSize?.();
     await this.stopListening?.();
+  }
+
+  private notified(payload: string): void {
+    if (this.barrier.echoed(payload) || NotificationBarrier.isToken(payload)) return;
+    if (payload.startsWith('+')) {
+      this.keySet.add(payload.slice(1));
+      this.nextKeySet?.add(payload.slice(1));
+    } else this.forget(payload);
+  }
+
+  /**
+   * Whether `key` can be a key, from this process's memory and at most one barrier shared with
+   * every other miss meanwhile: never a read of a table. Rejects when the database is unreachable.
+   */
+  async screen(key: string): Promise<Screening> {
+    const hash = hashApiKey(key);
+    if (this.cachedEntry(hash) || this.keySet.has(hash)) return 'listed';
+    if (!this.keySetCurrent && this.listening) await waitAtMost(this.keySetReady.promise, KEY_SET_WAIT_MS);
+    if (!this.keySetCurrent) return this.missed('unsure');
+    if (this.keySet.has(hash)) return 'listed';
+    const passed = await this.barrier.pass();
+    if (this.keySet.has(hash)) return this.missed('created_meanwhile');
+    if (!passed || !this.keySetCurrent) {
+      if (!passed) this.barrierLate(new Error(`no barrier back on ${KEY_CHANGES_CHANNEL} within ${KEY_SET_WAIT_MS} ms`));
+      return this.missed('unsure');
+    }
+    return this.missed('unlisted');
+  }
+
+  private missed(outcome: Screening | 'created_meanwhile'): Screening {
+    keySetMisses.inc({ outcome: outcome === 'unlisted' ? 'unknown' : outcome });
+    return outcome === 'created_meanwhile' ? 'listed' : outcome;
+  }
+
+  /** From here notifications may be missed: a fresh set starts, filled by those after the reconnection and a load. */
+  private keySetLost(): void {
+    this.generation++;
+    if (this.keySetCurrent) this.keySetReady = settlable();
+    this.keySetCurrent = false;
+    this.nextKeySet = new KeyFingerprintSet();
+  }
+
+  /** After a reconnection: loads until it succeeds or the connection is lost again. */
+  private async reloadKeySet(): Promise<void> {
+    const generation = this.generation;
+    for (let attempt = 1; generation === this.generation; attempt++) {
+      try {
+        await this.loadKeySet(generation);
+        return;
+      } catch (err) {
+        if (attempt === 1 || attempt % 20 === 0) this.log.warn({ err, attempts: attempt }, 'loading the key set failed; retrying');
+        await new Promise((resolve) => setTimeout(resolve, Math.min(RELOAD_RETRY_MS.max, RELOAD_RETRY_MS.initial * 2 ** (attempt - 1))).unref());
+      }
+    }
+  }
+
+  /** Fills the next set (revoked keys drop out) from the table, in pages of its unique index, then answers from it. */
+  private async loadKeySet(generation: number): Promise<void> {
+    const set = this.nextKeySet;
+    if (!set) return;
+    try {
+      let after = '';
+      for (;;) {
+        const page = await this.sql.queryArrays<[string]>(
+          'SELECT key_hash FROM api_keys WHERE key_hash > $1 AND revoked_at IS NULL ORDER BY key_hash LIMIT $2',
+          [after, LOAD_PAGE_SIZE],
+        );
+        for (const [hash] of page) set.add(hash);
+        if (page.length < LOAD_PAGE_SIZE) break;
+        after = page[page.length - 1]![0];
+      }
+    } catch (err) {
+      keySetRebuilds.inc({ result: 'failed' });
+      throw err;
+    }
+    keySetRebuilds.inc({ result: 'loaded' });
+    if (generation !== this.generation || !this.listening) return;
+    this.keySet = set;
+    this.nextKeySet = undefined;
+    this.keySetCurrent = true;
+    this.keySetReady.resolve();
   }
 
   /**
@@ -101,8 +246,12 @@ export class KeyAuthenticator {
    * database query (short of a revocation mark on a cached valid key, one query at most).
    */
   isCached(key: string): boolean {
-    const cached = this.cache.get(hashApiKey(key));
-    return this.listening && cached !== undefined && cached.expiresAt > Date.now();
+    return this.cachedEntry(hashApiKey(key)) !== undefined;
+  }
+
+  private cachedEntry(hash: string): CachedKey | undefined {
+    const cached = this.cache.get(hash);
+    return this.listening && cached !== undefined && cached.expiresAt > Date.now() ? cached : undefined;
   }
 
   /**
@@ -151,4 +300,20 @@ export class KeyAuthenticator {
     this.cache.set(hash, { key: found, expiresAt: now + (found ? this.validTtlMs() : (this.options.unknownTtlMs ?? 2_000)) });
     return found;
   }
+}
+
+/** A promise and its resolve. */
+function settlable(): { promise: Promise<void>; resolve: () => void } {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => {
+    resolve = r;
+  });
+  return { promise, resolve };
+}
+
+/** `promise`, or `ms` elapsed, whichever comes first. */
+async function waitAtMost(promise: Promise<void>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([promise, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms).unref()))]);
+  clearTimeout(timer);
 }

@@ -126,6 +126,40 @@ new Gauge({
   },
 });
 
+/** Read at scrape time from every key authenticator of the process (registerKeySetSize). */
+const keySetSizes = new Set<() => number>();
+// Registered, and read only through the registry.
+new Gauge({
+  name: `${PREFIX}key_set_size`,
+  help: 'Key fingerprints this instance holds to refuse unknown API keys without a database read',
+  registers: [registry],
+  collect() {
+    let total = 0;
+    for (const read of keySetSizes) total += read();
+    this.set(total);
+  },
+});
+
+export const keySetMisses = new Counter({
+  name: `${PREFIX}key_set_misses_total`,
+  help: 'API keys not in the key set and not cached, by outcome: unknown (refused without a database read), created_meanwhile (in the set once the barrier came back), unsure (set being rebuilt or barrier lost: checked in the database)',
+  labelNames: ['outcome'] as const,
+  registers: [registry],
+});
+
+export const keySetBarriers = new Counter({
+  name: `${PREFIX}key_set_barriers_total`,
+  help: 'NOTIFY round trips sent to make sure the key set holds every key committed so far (shared by the misses waiting on them)',
+  registers: [registry],
+});
+
+export const keySetRebuilds = new Counter({
+  name: `${PREFIX}key_set_rebuilds_total`,
+  help: 'Loads of the key set from the database, by result (at start and after each lost LISTEN connection)',
+  labelNames: ['result'] as const,
+  registers: [registry],
+});
+
 export const relayPublishErrors = new Counter({
   name: `${PREFIX}relay_publish_errors_total`,
   help: 'Failed attempts of the Kafka relay to publish a batch',
@@ -258,6 +292,12 @@ export function registerLagSource(subscription: string, eventsBehind: () => Prom
   return () => {
     if (lagSources.get(subscription) === eventsBehind) lagSources.delete(subscription);
   };
+}
+
+/** The size of a key set, read at each scrape; returns the unregistering. */
+export function registerKeySetSize(size: () => number): () => void {
+  keySetSizes.add(size);
+  return () => void keySetSizes.delete(size);
 }
 
 /** Each error counts once, however many layers pass it on (a DatabaseUnavailableError wraps its cause). */

@@ -1,6 +1,7 @@
 import type { EventData } from '../../contracts/events';
 import type { InlineProjection } from '../eventstore/event-store';
 import type { RecordedEvent } from '../eventstore/types';
+import { KEY_CHANGES_CHANNEL, keyCreatedPayload } from '../keys/authenticator';
 import { CACHE_CHANGES_CHANNEL, cacheAliasesChangedBy } from '../lookup/cache-index-memory';
 import { MEMBERS_PROJECTION_TABLES, membersProjection } from '../members/projection';
 import { projectionOf } from './handlers';
@@ -68,14 +69,20 @@ export const ledgerProjection: InlineProjection & { types: string[] } = {
   },
 };
 
-/** API keys, read by authentication; revocation is visible the moment it commits. */
+/**
+ * API keys, read by authentication; revocation is visible the moment it commits. A new key's hash
+ * is announced at commit, for every instance's key set (KeyAuthenticator).
+ */
 export const keysProjection = projectionOf('api_keys', {
   async ApiKeyCreated(tx, e: RecordedEvent<EventData<'ApiKeyCreated'>>) {
     const d = e.data;
     await tx.query(
-      `INSERT INTO api_keys (id, workspace_id, key_hash, prefix, name, rate_limit_per_minute, created_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-      [d.key_id, d.workspace_id, d.key_hash, d.prefix, d.name, d.rate_limit_per_minute, e.recordedAt],
+      `WITH created AS (
+         INSERT INTO api_keys (id, workspace_id, key_hash, prefix, name, rate_limit_per_minute, created_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING key_hash
+       )
+       SELECT pg_notify($8, $9) FROM created`,
+      [d.key_id, d.workspace_id, d.key_hash, d.prefix, d.name, d.rate_limit_per_minute, e.recordedAt, KEY_CHANGES_CHANNEL, keyCreatedPayload(d.key_hash)],
     );
   },
   async ApiKeyRevoked(tx, e: RecordedEvent<EventData<'ApiKeyRevoked'>>) {

@@ -1,11 +1,12 @@
 // Key authentication across two instances on one PostgreSQL database: a revocation made through
-// one instance's admin API holds on the other from its very next request, and keys in steady
-// state are checked without a database round trip.
+// one instance's admin API holds on the other from its very next request, a key created through
+// one is accepted by the other at once (never on the per-IP bucket), and keys in steady state are
+// checked without a database round trip.
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { RunningServer } from '../../services/api/server';
 import { serverUrl } from '../support/servers';
-import { bearer, call } from './support-instances/http';
+import { bearer, call, freshLoopbackAddress, intHeader } from './support-instances/http';
 import { Admin, startInstance, startSharedServers, type SharedServersHandle } from './support-instances/instances';
 import { queryTexts } from '../support/pg-query-texts';
 
@@ -73,6 +74,21 @@ describe.skipIf(!databaseUrl || !redisUrl)('API keys across two instances', () =
     expect(refused.body.error.code).toBe('unauthorized');
     expect(refused.headers['x-request-id']).toMatch(/^req_[0-9A-HJKMNP-TV-Z]{26}$/);
     expect((await adminB.workspace(workspaceId)).balance).toBe(balance);
+  });
+
+  it('a key created through one instance is accepted on the other at once, on its own bucket, from an address that ran its per-IP bucket dry', async () => {
+    const drained = freshLoopbackAddress();
+    for (let round = 0; round < 10; round++) {
+      // Keyless calls until the address's bucket (shared through Redis) refuses one.
+      let refused = false;
+      for (let i = 0; i < 200 && !refused; i++) refused = (await call(b.url, '/v1/health', { localAddress: drained })).status === 429;
+      expect(refused).toBe(true);
+      const [creator, other] = round % 2 === 0 ? [adminA, b] : [adminB, a];
+      const { key } = await creator.keyedWorkspace();
+      const first = await call(other.url, '/v1/cache/stats', { localAddress: drained, headers: bearer(key) });
+      expect(first.status, `round ${round}: ${JSON.stringify(first.body)}`).toBe(200);
+      expect(intHeader(first, 'RateLimit-Limit')).toBe(600);
+    }
   });
 
   it('keys in steady state are checked without a database query', async () => {

@@ -6,7 +6,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KeyAuthenticator } from '../../../services/keys/authenticator';
 import { backgroundLogger } from '../../../services/common/log';
-import { hashApiKey } from '../../../services/keys/key-material';
+import { generateApiKey, hashApiKey } from '../../../services/keys/key-material';
 import { EventStore } from '../../../services/eventstore/event-store';
 import { migrate } from '../../../services/eventstore/migrate';
 import type { Sql } from '../../../services/eventstore/sql';
@@ -132,6 +132,42 @@ describe.skipIf(!databaseUrl)('pg adapter: connections lost', () => {
       expect(await until(() => received.includes('after'))).toBe(true);
     } finally {
       await stop();
+    }
+  });
+
+  it('the key set is rebuilt when LISTEN is back: a key created meanwhile is listed, one revoked meanwhile drops out, and none is refused while it is down', async () => {
+    await migrate(sql);
+    const ledger = new Ledger(new EventStore(sql, INLINE_PROJECTIONS));
+    const ws = await ledger.createWorkspace({ name: 'key-set-rebuild', credits: 1 });
+    const toRevoke = await ledger.createKey(ws.id, {});
+    const authenticator = new KeyAuthenticator(sql);
+    await authenticator.start();
+    const database = (await admin.query<{ name: string }>('SELECT current_database() AS name')).rows[0]!.name;
+    const server = new pg.Client({ connectionString: databaseUrl });
+    await server.connect();
+    let allowed = true;
+    try {
+      expect(await authenticator.screen(toRevoke.key)).toBe('listed');
+      // Down, and kept down: whatever is committed now is announced to nobody here.
+      await server.query(`ALTER DATABASE "${database}" ALLOW_CONNECTIONS false`);
+      allowed = false;
+      await terminate('LISTEN api_key_changes%');
+      expect(await until(async () => (await authenticator.screen(generateApiKey())) === 'unsure')).toBe(true);
+      const created = await ledger.createKey(ws.id, {});
+      await ledger.revokeKey(toRevoke.id);
+      // Never refused on the set's word while it cannot vouch: the database decides.
+      expect(await authenticator.screen(created.key)).toBe('unsure');
+      expect((await authenticator.authenticate(created.key))?.keyId).toBe(created.id);
+
+      await server.query(`ALTER DATABASE "${database}" ALLOW_CONNECTIONS true`);
+      allowed = true;
+      expect(await until(async () => (await authenticator.screen(generateApiKey())) === 'unlisted')).toBe(true);
+      expect(await authenticator.screen(created.key)).toBe('listed');
+      expect(await authenticator.screen(toRevoke.key)).toBe('unlisted');
+    } finally {
+      if (!allowed) await server.query(`ALTER DATABASE "${database}" ALLOW_CONNECTIONS true`);
+      await server.end();
+      await authenticator.stop();
     }
   });
 

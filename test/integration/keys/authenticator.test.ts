@@ -133,6 +133,54 @@ describe.each(ledgerBackends())('key authenticator on $name', (backendDef) => {
     expect(log.lines.some((l) => l.level === 'warn' && /revocation marks unreadable/.test(l.message ?? ''))).toBe(true);
   });
 
+  const barriers = (statements: RecordedStatement[]) => statements.filter((q) => q.text.includes('pg_notify')).length;
+
+  it('given made-up keys, when screened, then they are unlisted with no table read: one NOTIFY barrier, shared by every key screened meanwhile', async () => {
+    const before = queries.length;
+    expect(await authenticator.screen(generateApiKey())).toBe('unlisted');
+    const flood = await Promise.all(Array.from({ length: 200 }, () => authenticator.screen(generateApiKey())));
+    expect(flood.every((s) => s === 'unlisted')).toBe(true);
+    const sent = queries.slice(before);
+    expect(sent.length).toBe(barriers(sent));
+    expect(barriers(sent)).toBe(2);
+  });
+
+  it('given a valid key, when screened, then it is listed from memory, no statement at all', async () => {
+    const { key } = await newKey();
+    await eventually(async () => (await authenticator.screen(key)) === 'listed', 'the key is listed');
+    const before = queries.length;
+    expect(await authenticator.screen(key)).toBe('listed');
+    expect(queries.length).toBe(before);
+  });
+
+  it('given a key created through another instance a moment ago, when screened right after the creation commits, then it is listed, every time', async () => {
+    const elsewhere = backend.anotherLedger();
+    const ws = await elsewhere.createWorkspace({ name: 'Elsewhere' });
+    for (let i = 0; i < 20; i++) {
+      const { id, key } = await elsewhere.createKey(ws.id, {});
+      expect(await authenticator.screen(key), `key ${i}`).toBe('listed');
+      expect((await authenticator.authenticate(key))?.keyId).toBe(id);
+    }
+  });
+
+  it('given a revoked key, when an instance starts, then its set leaves the key out and holds the valid ones', async () => {
+    const revoked = await newKey();
+    const valid = await newKey();
+    await ledger.revokeKey(revoked.id);
+    const recording = recordingSql(backend.sql);
+    const starting = new KeyAuthenticator(recording.sql);
+    await starting.start();
+    try {
+      const loaded = recording.queries.length;
+      expect(await starting.screen(valid.key)).toBe('listed');
+      expect(recording.queries.length).toBe(loaded);
+      expect(await starting.screen(revoked.key)).toBe('unlisted');
+      expect(keyReads(recording.queries)).toBe(0);
+    } finally {
+      await starting.stop();
+    }
+  });
+
   it('given an unknown key, when checked again within its short TTL, then the refusal comes from the cache; with no TTL, every check reads', async () => {
     const unknown = generateApiKey();
     const before = keyReads(queries);
