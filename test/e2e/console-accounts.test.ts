@@ -89,7 +89,7 @@ describe.runIf(databaseAvailable)('console accounts on PostgreSQL, two instances
   async function newMember(email: string, role: 'owner' | 'member' = 'owner') {
     const workspaceId = await newWorkspace(`ws of ${email}`);
     const invitation = await admin('POST', `/admin/v1/workspaces/${workspaceId}/invitations`, { email, role });
-    return { workspaceId, email, ...(await accept(invitation.link, PASSWORD)) };
+    return { email, ...(await accept(invitation.link, PASSWORD)) };
   }
 
   const signIn = (workspaceId: string, email: string, password: string, address: string, instance = 0) =>
