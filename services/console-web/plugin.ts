@@ -82,8 +82,13 @@ function registerConsole(app: FastifyInstance, deps: AppDeps) {
       reply.header('RateLimit-Limit', decision.limit).header('RateLimit-Remaining', decision.remaining).header('RateLimit-Reset', decision.resetSeconds);
       if (!decision.allowed) throw new ApiError('rate_limited', { retryAfterSeconds: decision.retryAfterSeconds, message: ANONYMOUS_RATE_LIMITED });
     });
-    scope.setErrorHandler((error) => {
-      throw toConsoleApiError(error);
+    scope.setErrorHandler((error, req) => {
+      const answer = toConsoleApiError(error);
+      // Throttled and turned-away password checks: a flood or a guessing run shows in the log.
+      if ((error instanceof PasswordAttemptsThrottledError || error instanceof HashingBusyError) && answer instanceof ApiError) {
+        req.log.warn({ reason: answer.reason, retry_after_seconds: answer.retryAfterSeconds }, 'console password check refused');
+      }
+      throw answer;
     });
 
     // ---------- pages and assets ----------

@@ -5,7 +5,8 @@ import type { SqlExecutor } from '../eventstore/sql';
 import { WrongExpectedVersionError, type NewEvent } from '../eventstore/types';
 import { UnknownKeyError, UnknownWorkspaceError, type Ledger } from '../ledger/ledger';
 import { loadCommonPasswords } from './common-passwords';
-import { HashingQueue } from './hashing';
+import { consolePasswordChecks } from '../metrics/metrics';
+import { HashingBusyError, HashingQueue } from './hashing';
 import { decoyHash, hashPassword, verifyPassword } from './passwords';
 import {
   actorName,
@@ -245,14 +246,21 @@ export class Members {
       const decided = startAttempt(record, this.clock());
       return { next: decided.allowed ? decided.next : record, result: decided };
     });
-    if (!start.allowed) throw new PasswordAttemptsThrottledError(check, start.retryAfterSeconds, start.locked);
+    if (!start.allowed) {
+      consolePasswordChecks.inc({ check, outcome: start.locked ? 'locked' : 'slowed' });
+      throw new PasswordAttemptsThrottledError(check, start.retryAfterSeconds, start.locked);
+    }
     let outcome: 'wrong' | 'right' | 'not_run' = 'not_run';
     try {
       const ticket = this.hashing.admit(ip);
       const matches = await ticket.run(async () => verifyPassword(password, storedHash ?? (await decoyHash())));
       outcome = matches && storedHash !== undefined ? 'right' : 'wrong';
       return outcome === 'right';
+    } catch (err) {
+      if (err instanceof HashingBusyError) consolePasswordChecks.inc({ check, outcome: 'busy' });
+      throw err;
     } finally {
+      if (outcome !== 'not_run') consolePasswordChecks.inc({ check, outcome });
       await this.changeAttempts(subject, false, (record) => ({ next: record && endAttempt(record, outcome), result: undefined }));
     }
   }
