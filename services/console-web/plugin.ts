@@ -386,7 +386,7 @@ function toConsoleApiError(error: unknown): unknown {
   }
   if (error instanceof PasswordRuleError) {
     const reason: ConsoleReason | undefined = error.problem.kind === 'common' ? 'common_password' : undefined;
-    return new ApiError('invalid_request', { details: [{ field: 'password', issue: PASSWORD_ISSUES[error.problem.kind], message: error.message }], ...(reason ? { reason } : {}) });
+    return new ApiError('invalid_request', { details: [{ field: error.field, issue: PASSWORD_ISSUES[error.problem.kind], message: error.message }], ...(reason ? { reason } : {}) });
   }
   if (error instanceof UnknownKeyError) return new ApiError('not_found', { message: 'No such key in this workspace.', reason: 'no_key' });
   if (error instanceof UnknownWorkspaceError) return new ApiError('not_found', { message: error.message, reason: 'no_workspace' });

@@ -56,7 +56,11 @@ export class PasswordAttemptsThrottledError extends Error {
   }
 }
 export class PasswordRuleError extends Error {
-  constructor(readonly problem: PasswordProblem) {
+  constructor(
+    readonly problem: PasswordProblem,
+    /** The body field that carried the password. */
+    readonly field: 'password' | 'new_password',
+  ) {
     super(problem.message);
   }
 }
@@ -143,7 +147,7 @@ export class Members {
 
   /** The link followed with a password: the member exists from here on and is signed in. */
   async acceptInvitation(token: string, password: string, ip: string): Promise<{ sessionId: string; member: SessionMember }> {
-    this.requireGoodPassword(password);
+    this.requireGoodPassword(password, 'password');
     const invitation = await invitationWhere(this.store.sql, 'token_hash = $1', [sha256Hex(token)]);
     if (!invitation) throw new MembershipRefusedError('invitation_unknown');
     const passwordHash = await this.hashing.admit(ip).run(() => hashPassword(password));
@@ -192,7 +196,7 @@ export class Members {
     const stored = await credentialsOf(this.store.sql, member.memberId);
     const matches = await this.checkPassword('password', passwordSubject(member.memberId), ip, currentPassword, stored?.hash);
     if (!stored || !matches) throw new WrongCredentialsError('the current password is wrong');
-    this.requireGoodPassword(newPassword);
+    this.requireGoodPassword(newPassword, 'new_password');
     const hash = await this.hashing.admit(ip).run(() => hashPassword(newPassword));
     const version = await this.store.transaction(async (tx) => {
       // Only over the credentials just checked: of two changes at once, the second finds the version moved.
@@ -210,9 +214,9 @@ export class Members {
     return this.createSession(member.memberId, version);
   }
 
-  private requireGoodPassword(password: string) {
+  private requireGoodPassword(password: string, field: 'password' | 'new_password') {
     const problem = passwordProblem(password, this.commonPasswords);
-    if (problem) throw new PasswordRuleError(problem);
+    if (problem) throw new PasswordRuleError(problem, field);
   }
 
   // ---------- sign-in and sessions ----------
