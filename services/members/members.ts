@@ -265,7 +265,7 @@ export class Members {
       throw err;
     } finally {
       if (outcome !== 'not_run') consolePasswordChecks.inc({ check, outcome });
-      await this.changeAttempts(subject, false, (record) => ({ next: record && endAttempt(record, outcome), result: undefined }));
+      await this.changeAttempts(subject, false, (record) => ({ next: record && endAttempt(record, outcome, this.clock()), result: undefined }));
     }
   }
 

@@ -216,7 +216,7 @@ export const FAILURE_MEMORY_MS = 3600_000;
 export interface AttemptRecord {
   failures: number;
   inFlight: number;
-  /** When the last attempt was let through. */
+  /** When the last attempt was let through, or the last wrong one ended, whichever is later. */
   lastFailureAt: Date;
   lockedUntil: Date | null;
 }
@@ -240,15 +240,17 @@ export function startAttempt(record: AttemptRecord | undefined, now: Date): Atte
 }
 
 /**
- * How an attempt that was let through ended: `wrong` stays counted; `right` clears the finished
- * attempts (those still in flight stay counted until they end); `not_run` (the hash was never
- * asked, e.g. too busy) is taken back. The record after it, or null when nothing is left to keep.
+ * How an attempt that was let through ended at `now`: `wrong` stays counted, and the next wait
+ * runs from its end (however long the hash took); `right` clears the finished attempts (those
+ * still in flight stay counted until they end); `not_run` (the hash was never asked, e.g. too
+ * busy) is taken back. The record after it, or null when nothing is left to keep.
  */
-export function endAttempt(record: AttemptRecord, outcome: 'wrong' | 'right' | 'not_run'): AttemptRecord | null {
+export function endAttempt(record: AttemptRecord, outcome: 'wrong' | 'right' | 'not_run', now: Date): AttemptRecord | null {
   const inFlight = Math.max(0, record.inFlight - 1);
   const failures = outcome === 'wrong' ? record.failures : outcome === 'right' ? inFlight : Math.max(0, record.failures - 1);
   if (failures === 0 && inFlight === 0) return null;
-  return { failures, inFlight, lastFailureAt: record.lastFailureAt, lockedUntil: failures >= LOCK_AFTER_FAILURES ? record.lockedUntil : null };
+  const lastFailureAt = outcome === 'wrong' && now.getTime() > record.lastFailureAt.getTime() ? now : record.lastFailureAt;
+  return { failures, inFlight, lastFailureAt, lockedUntil: failures >= LOCK_AFTER_FAILURES ? record.lockedUntil : null };
 }
 
 /** The record as it counts now: none once forgotten, or once a lock has run out (a fresh start). */

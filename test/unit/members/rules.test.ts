@@ -210,30 +210,37 @@ describe('password attempts (sign-in and the current password of a change)', () 
   it('given 4 attempts, when the 5th is let through, then it locks for 15 minutes before its password is checked, then starts afresh', () => {
     const s = startAttempt(failures(4), at(2000));
     expect(s).toMatchObject({ allowed: true, next: { failures: 5, lockedUntil: at(2000 + LOCK_MS) } });
-    const locked = endAttempt((s as { next: AttemptRecord }).next, 'wrong')!;
+    const locked = endAttempt((s as { next: AttemptRecord }).next, 'wrong', now)!;
     expect(startAttempt(locked, at(62_000))).toEqual({ allowed: false, locked: true, retryAfterSeconds: 840 });
     expect(startAttempt(locked, at(2000 + LOCK_MS))).toMatchObject({ allowed: true, next: { failures: 1, inFlight: 1, lockedUntil: null } });
   });
   it('given failures an hour old, then they are forgotten', () => {
     expect(startAttempt(failures(4), at(3600_001))).toMatchObject({ allowed: true, next: { failures: 1 } });
   });
+  it('given a 3rd attempt whose hash took 3 s, when it ends wrong, then the 4th waits 1 s from its end, not from its start', () => {
+    const third = startAttempt(failures(2), now) as { next: AttemptRecord };
+    const ended = endAttempt(third.next, 'wrong', at(3000))!;
+    expect(ended.lastFailureAt).toEqual(at(3000));
+    expect(startAttempt(ended, at(3500))).toEqual({ allowed: false, locked: false, retryAfterSeconds: 1 });
+    expect(startAttempt(ended, at(4000)).allowed).toBe(true);
+  });
   it('given a right password, then the finished failures are cleared and the lock its own attempt set is lifted', () => {
     const fifth = startAttempt(failures(4), at(2000)) as { next: AttemptRecord };
-    expect(endAttempt(fifth.next, 'right')).toBeNull();
-    expect(endAttempt(started(1)!, 'right')).toBeNull();
+    expect(endAttempt(fifth.next, 'right', now)).toBeNull();
+    expect(endAttempt(started(1)!, 'right', now)).toBeNull();
   });
   it('given other attempts in flight, when one has the right password, then those stay counted until they end', () => {
     const three = started(3)!;
-    const afterRight = endAttempt(three, 'right')!;
+    const afterRight = endAttempt(three, 'right', now)!;
     expect(afterRight).toMatchObject({ failures: 2, inFlight: 2 });
     expect(startAttempt(afterRight, now).allowed).toBe(true);
-    const afterBoth = endAttempt(endAttempt(afterRight, 'wrong')!, 'wrong')!;
+    const afterBoth = endAttempt(endAttempt(afterRight, 'wrong', now)!, 'wrong', now)!;
     expect(afterBoth).toMatchObject({ failures: 2, inFlight: 0 });
   });
   it('given an attempt that never ran its hash (too busy), then it is taken back', () => {
-    expect(endAttempt(started(1)!, 'not_run')).toBeNull();
+    expect(endAttempt(started(1)!, 'not_run', now)).toBeNull();
     const third = startAttempt(failures(2), now) as { next: AttemptRecord };
-    expect(endAttempt(third.next, 'not_run')).toMatchObject({ failures: 2, inFlight: 0 });
+    expect(endAttempt(third.next, 'not_run', now)).toMatchObject({ failures: 2, inFlight: 0 });
   });
 });
 
