@@ -272,16 +272,14 @@ export class Members {
   /** Reads a subject's record under a row lock, decides, and writes (or deletes) it, in one transaction. */
   private async changeAttempts<T>(subject: string, create: boolean, change: (record: AttemptRecord | undefined) => { next: AttemptRecord | null | undefined; result: T }): Promise<T> {
     return this.store.sql.transaction(async (tx) => {
-      // A row to lock even for the first attempt: concurrent first attempts then queue on it too.
-      if (create) {
-        await tx.query('INSERT INTO console_password_attempts (subject, failures, in_flight, last_failure_at) VALUES ($1, 0, 0, $2) ON CONFLICT (subject) DO NOTHING', [
-          subject,
-          this.clock(),
-        ]);
-      }
+      // `create`: a row to lock even for the first attempt (concurrent first attempts then queue on
+      // it too), inserted or locked and read in one statement.
       const { rows } = await tx.query<{ failures: number; in_flight: number; last_failure_at: Date; locked_until: Date | null }>(
-        'SELECT failures, in_flight, last_failure_at, locked_until FROM console_password_attempts WHERE subject = $1 FOR UPDATE',
-        [subject],
+        create
+          ? `INSERT INTO console_password_attempts (subject, failures, in_flight, last_failure_at) VALUES ($1, 0, 0, $2)
+             ON CONFLICT (subject) DO UPDATE SET subject = EXCLUDED.subject RETURNING failures, in_flight, last_failure_at, locked_until`
+          : 'SELECT failures, in_flight, last_failure_at, locked_until FROM console_password_attempts WHERE subject = $1 FOR UPDATE',
+        create ? [subject, this.clock()] : [subject],
       );
       const r = rows[0];
       const record = r && { failures: Number(r.failures), inFlight: Number(r.in_flight), lastFailureAt: new Date(r.last_failure_at), lockedUntil: r.locked_until && new Date(r.locked_until) };

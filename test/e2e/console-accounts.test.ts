@@ -121,7 +121,7 @@ describe.runIf(databaseAvailable)('console accounts on PostgreSQL, two instances
   }
 
   describe('sign-in attempts counted before the password is checked', () => {
-    it('40 wrong passwords at once, on two instances: 3 are checked, the rest wait; bursts after that get one each, and the 5th check locks', async () => {
+    it('40 wrong passwords at once, on two instances: no more are checked than one after the other would be (3, then one per wait), and the 5th check locks', async () => {
       const m = await newMember('burst@example.com');
       const address = newAddress();
       const burst = () => Promise.all(Array.from({ length: 40 }, (_, i) => signIn(m.workspaceId, m.email, `wrong password ${i} 123`, address, i)));
