@@ -34,7 +34,9 @@ const KeyNameOrNull = z.string().nullable().meta({ description: 'The name given 
 const KeyCreatedAt = isoDateTime().meta({ description: 'When the key was created (ISO 8601, UTC).' });
 
 export const InvitationCreateRequest = z.strictObject({
-  email: email().meta({ description: 'The email of the person to invite: they will sign in with it. An email that is already a member\'s, here or in another workspace, is 400 `invalid_request`.' }),
+  email: email().meta({
+    description: "The email of the person to invite: they will sign in with it, to this workspace. An email that is already a member's here is 400 `invalid_request` (`already_member`); another workspace's members are no concern of this one.",
+  }),
   role: Role.default('member'),
 });
 export const InvitationCreatedResponse = z.strictObject({
@@ -42,20 +44,25 @@ export const InvitationCreatedResponse = z.strictObject({
   email: InvitedEmail,
   role: Role,
   expires_at: InvitationExpiresAt,
-  link: z.string().meta({ description: 'The one-time link: it works once, for 7 days. Shown only in this answer.' }),
+  link: z.string().meta({ description: 'The one-time link (`/console/accept?token=…&workspace=ws_…`): it works once, for 7 days. Shown only in this answer.' }),
 });
 
 export const SignInRequest = z.strictObject({
+  workspace_id: idString().meta({ description: 'The workspace to sign in to (`ws_…`): a member belongs to one workspace, and one email may be a member of several, each with its own password.' }),
   email: email().meta({ description: 'The email the member was invited with (any case).' }),
   password: password().meta({ description: "The member's password." }),
 });
 export const AcceptInvitationRequest = z.strictObject({
   token: InvitationToken,
-  password: password().meta({ description: 'The password to sign in with from now on. One the password rule refuses (too short, too long, only spaces) is 400 `invalid_request` with details.' }),
+  password: password().meta({
+    description: 'The password to sign in with from now on. One the password rule refuses (too short, too long, only spaces, or among the most common passwords: `reason` `common_password`) is 400 `invalid_request` with details.',
+  }),
 });
 export const InvitationLookupQuery = z.strictObject({ token: InvitationToken });
 export const PasswordChangeRequest = z.strictObject({
-  current_password: password().meta({ description: 'The password the member signs in with now; a wrong one is 401 `unauthorized`.' }),
+  current_password: password().meta({
+    description: 'The password the member signs in with now; a wrong one is 401 `unauthorized`. Throttled per member like sign-in: 429 `password_slowed`, then `password_locked` for 15 minutes.',
+  }),
   new_password: password().meta({ description: 'The password from now on, under the same rule as when accepting an invitation. Every other session of the member ends.' }),
 });
 
@@ -70,6 +77,7 @@ export const SessionResponse = z.strictObject({
 export const InvitationPreview = z.strictObject({
   email: InvitedEmail,
   role: Role,
+  workspace_id: WorkspaceId,
   workspace_name: z.string().meta({ description: 'The name of the workspace the invitation is to.' }),
   expires_at: InvitationExpiresAt,
 });
@@ -222,7 +230,7 @@ export function consoleOpenApiPaths(docsUrl: string, errorResponses: ErrorRespon
   return {
     '/console/v1/session': {
       get: op('consoleSession', 'The signed-in member, the workspace and the CSRF token', { status: '200', schema: SessionResponse }),
-      post: op('consoleSignIn', 'Sign in (sets the session cookie); slowed, then locked (429), after repeated failures', { status: '200', schema: SessionResponse }, { body: SignInRequest, open: true, codes: ['unauthorized', 'forbidden'] }),
+      post: op('consoleSignIn', 'Sign in to a workspace (sets the session cookie); slowed, then locked (429), after repeated failures', { status: '200', schema: SessionResponse }, { body: SignInRequest, open: true, codes: ['unauthorized', 'forbidden'] }),
       delete: op('consoleSignOut', 'Sign out: every session of the member ends', none),
     },
     '/console/v1/invitations/preview': {
@@ -232,7 +240,7 @@ export function consoleOpenApiPaths(docsUrl: string, errorResponses: ErrorRespon
       post: op('consoleAcceptInvitation', 'Set a password with a one-time link (signs in)', { status: '200', schema: SessionResponse }, { body: AcceptInvitationRequest, open: true, codes: ['forbidden'] }),
     },
     '/console/v1/password': {
-      post: op('consoleChangePassword', 'Change the password: every other session ends', { status: '200', schema: SessionResponse }, { body: PasswordChangeRequest }),
+      post: op('consoleChangePassword', 'Change the password (the current one is throttled per member): every other session ends', { status: '200', schema: SessionResponse }, { body: PasswordChangeRequest }),
     },
     '/console/v1/overview': { get: op('consoleOverview', 'Balance, credits spent today and this month, 30 days of usage, the last 10 errors', { status: '200', schema: OverviewResponse }) },
     '/console/v1/keys': {

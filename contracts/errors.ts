@@ -206,6 +206,36 @@ export type ErrorCode = keyof typeof ERROR_CATALOGUE;
 /** The message of a per-client-address bucket's 429 (no key, the console): no API key ran out. */
 export const ANONYMOUS_RATE_LIMITED = 'Too many requests from this client address. Wait for Retry-After.';
 
+/**
+ * Every `error.reason` the console's answers carry (docs/api.md, "Console"), with the code it
+ * comes with. The console's code names its reasons by this type.
+ */
+const CONSOLE_REASONS = {
+  not_owner: 'forbidden',
+  csrf: 'forbidden',
+  last_owner: 'invalid_request',
+  already_member: 'invalid_request',
+  invitation_used: 'invalid_request',
+  invitation_expired: 'invalid_request',
+  invitation_cancelled: 'invalid_request',
+  /** The new password is in the shipped list of the most common ones. */
+  common_password: 'invalid_request',
+  no_member: 'not_found',
+  no_invitation: 'not_found',
+  no_key: 'not_found',
+  no_workspace: 'not_found',
+  /** Sign-in, per workspace, email and client address: the 3rd attempt on waits 1 s, 2 s... */
+  sign_in_slowed: 'rate_limited',
+  /** ...the 5th locks for 15 minutes. */
+  sign_in_locked: 'rate_limited',
+  /** The current password of a password change, per member: the same steps as sign-in. */
+  password_slowed: 'rate_limited',
+  password_locked: 'rate_limited',
+  /** Too many password hashes asked of the instance at once, by the client address or in all. */
+  password_checks_busy: 'rate_limited',
+} as const satisfies Record<string, ErrorCode>;
+export type ConsoleReason = keyof typeof CONSOLE_REASONS;
+
 /** All codes, in catalogue order (the spec table's order). */
 export const ERROR_CODES = Object.keys(ERROR_CATALOGUE) as [ErrorCode, ...ErrorCode[]];
 

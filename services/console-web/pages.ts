@@ -59,14 +59,16 @@ const dateFilters = `<label>From <input type="date" name="from"></label>
 
 const BODIES: Record<ConsolePage, string> = {
   signin: `<form id="sign-in-form" class="card narrow">
+  <label>Workspace id <input type="text" name="workspace" autocomplete="organization" placeholder="ws_…" spellcheck="false" required></label>
   <label>Email <input type="email" name="email" autocomplete="username" required></label>
   <label>Password <input type="password" name="password" autocomplete="current-password" required></label>
   <button type="submit">Sign in</button>
 </form>
-<p class="hint">New here? Follow the invitation link you were given.</p>`,
+<p class="hint">New here? Follow the invitation link you were given. The workspace id is in that link; this browser remembers the last one.</p>`,
 
   accept: `<p id="invitation-summary"></p>
 <form id="accept-form" class="card narrow" hidden>
+  <label>Workspace id <input type="text" name="workspace" autocomplete="organization" readonly></label>
   <label>Email <input type="email" name="email" autocomplete="username" readonly></label>
   <label>Choose a password (at least 12 characters)
     <input type="password" name="password" autocomplete="new-password" minlength="12" required></label>

@@ -18,7 +18,7 @@ import {
   SESSION_COOKIE,
   SignInRequest,
 } from '../../contracts/console';
-import { ANONYMOUS_RATE_LIMITED, ApiError } from '../../contracts/errors';
+import { ANONYMOUS_RATE_LIMITED, ApiError, type ConsoleReason } from '../../contracts/errors';
 import { AdminPathParams, StatementQuery } from '../../contracts/http';
 import { parseValue } from '../../contracts/validation';
 import type { AppDeps } from '../api/deps';
@@ -28,17 +28,28 @@ import { publicBaseUrl } from '../api/public-url';
 import { statement } from '../finance/queries';
 import { forwardPeriod, statementCsv, statementCsvFileName } from '../finance/statement';
 import { UnknownKeyError, UnknownWorkspaceError } from '../ledger/ledger';
+import { HashingBusyError } from '../members/hashing';
 import {
   Members,
   MembershipRefusedError,
+  PasswordAttemptsThrottledError,
   PasswordRuleError,
-  SignInThrottledError,
   WrongCredentialsError,
   type SessionMember,
 } from '../members/members';
 import { toCsv } from '../common/csv';
 import { addDays, overviewFrom, overviewOf, utcDay } from '../members/overview';
-import { csrfTokenMatches, csrfTokenOf, originAllowed, SECRET_PATTERN, SESSION_MAX_MS, type Actor, type Refusal } from '../members/rules';
+import {
+  csrfTokenMatches,
+  csrfTokenOf,
+  HASHING_BUSY_RETRY_AFTER_SECONDS,
+  originAllowed,
+  SECRET_PATTERN,
+  SESSION_MAX_MS,
+  type Actor,
+  type PasswordProblem,
+  type Refusal,
+} from '../members/rules';
 import { CONSOLE_PAGES, renderPage, type ConsolePage } from './pages';
 
 /**
@@ -71,8 +82,13 @@ function registerConsole(app: FastifyInstance, deps: AppDeps) {
       reply.header('RateLimit-Limit', decision.limit).header('RateLimit-Remaining', decision.remaining).header('RateLimit-Reset', decision.resetSeconds);
       if (!decision.allowed) throw new ApiError('rate_limited', { retryAfterSeconds: decision.retryAfterSeconds, message: ANONYMOUS_RATE_LIMITED });
     });
-    scope.setErrorHandler((error) => {
-      throw toConsoleApiError(error);
+    scope.setErrorHandler((error, req) => {
+      const answer = toConsoleApiError(error);
+      // Throttled and turned-away password checks: a flood or a guessing run shows in the log.
+      if ((error instanceof PasswordAttemptsThrottledError || error instanceof HashingBusyError) && answer instanceof ApiError) {
+        req.log.warn({ reason: answer.reason, retry_after_seconds: answer.retryAfterSeconds }, 'console password check refused');
+      }
+      throw answer;
     });
 
     // ---------- pages and assets ----------
@@ -96,7 +112,7 @@ function registerConsole(app: FastifyInstance, deps: AppDeps) {
     scope.post('/console/v1/session', { config }, async (req, reply) => {
       refuseForeignOrigin(req);
       const body = jsonBody(req, SignInRequest);
-      const signedIn = await members.signIn(body.email, body.password, req.ip);
+      const signedIn = await members.signIn(body.workspace_id, body.email, body.password, req.ip);
       return startSession(req, reply, signedIn.sessionId, signedIn.member, 200);
     });
 
@@ -120,14 +136,14 @@ function registerConsole(app: FastifyInstance, deps: AppDeps) {
     scope.post('/console/v1/invitations/accept', { config }, async (req, reply) => {
       refuseForeignOrigin(req);
       const body = jsonBody(req, AcceptInvitationRequest);
-      const accepted = await members.acceptInvitation(body.token, body.password);
+      const accepted = await members.acceptInvitation(body.token, body.password, req.ip);
       return startSession(req, reply, accepted.sessionId, accepted.member, 200);
     });
 
     scope.post('/console/v1/password', { config }, async (req, reply) => {
       const { member } = await changing(req);
       const body = jsonBody(req, PasswordChangeRequest);
-      const sessionId = await members.changePassword(member, body.current_password, body.new_password);
+      const sessionId = await members.changePassword(member, body.current_password, body.new_password, req.ip);
       return startSession(req, reply, sessionId, member, 200);
     });
 
@@ -221,7 +237,7 @@ function registerConsole(app: FastifyInstance, deps: AppDeps) {
       requireOwner(member);
       const body = jsonBody(req, InvitationCreateRequest);
       const invitation = await members.invite(member.workspaceId, actorOf(member), body);
-      return reply.status(201).send(invitationAnswer(req, invitation));
+      return reply.status(201).send(invitationAnswer(req, member.workspaceId, invitation));
     });
 
     scope.delete('/console/v1/invitations/:id', { config }, async (req, reply) => {
@@ -247,13 +263,15 @@ function registerConsole(app: FastifyInstance, deps: AppDeps) {
 
     scope.post('/admin/v1/workspaces/:id/invitations', { config: { area: 'admin' as const } }, async (req, reply) => {
       const body = jsonBody(req, InvitationCreateRequest);
-      const invitation = await members.invite(pathId(req), { kind: 'operator' }, body);
-      return reply.status(201).send(invitationAnswer(req, invitation));
+      const workspaceId = pathId(req);
+      const invitation = await members.invite(workspaceId, { kind: 'operator' }, body);
+      return reply.status(201).send(invitationAnswer(req, workspaceId, invitation));
     });
   });
 
-  function invitationAnswer(req: FastifyRequest, inv: { invitation_id: string; email: string; role: string; expires_at: string; token: string }) {
-    const link = `${publicBaseUrl(deps.config, req)}/console/accept?token=${inv.token}`;
+  /** The link names the workspace too: the page shows where the new member will sign in. */
+  function invitationAnswer(req: FastifyRequest, workspaceId: string, inv: { invitation_id: string; email: string; role: string; expires_at: string; token: string }) {
+    const link = `${publicBaseUrl(deps.config, req)}/console/accept?token=${inv.token}&workspace=${encodeURIComponent(workspaceId)}`;
     return { invitation_id: inv.invitation_id, email: inv.email, role: inv.role, expires_at: inv.expires_at, link };
   }
 
@@ -335,7 +353,6 @@ const REFUSALS: Record<Refusal, () => ApiError> = {
   not_owner: () => new ApiError('forbidden', { message: 'Only an owner of the workspace may manage its members.', reason: 'not_owner' }),
   last_owner: () => new ApiError('invalid_request', { message: 'The workspace must keep at least one owner.', reason: 'last_owner' }),
   already_member: () => new ApiError('invalid_request', { message: 'This email is already a member of the workspace.', reason: 'already_member' }),
-  email_taken: () => new ApiError('invalid_request', { message: 'This email is a member of another workspace.', reason: 'email_taken' }),
   no_member: () => new ApiError('not_found', { message: 'No such member in this workspace.', reason: 'no_member' }),
   invitation_unknown: () => new ApiError('not_found', { message: 'This invitation link is not valid.', reason: 'no_invitation' }),
   invitation_used: () => new ApiError('invalid_request', { message: 'This invitation link has already been used.', reason: 'invitation_used' }),
@@ -343,17 +360,34 @@ const REFUSALS: Record<Refusal, () => ApiError> = {
   invitation_cancelled: () => new ApiError('invalid_request', { message: 'This invitation was cancelled.', reason: 'invitation_cancelled' }),
 };
 
+const THROTTLED: Record<'sign_in' | 'password', { what: string; slowed: ConsoleReason; locked: ConsoleReason }> = {
+  sign_in: { what: 'failed sign-ins', slowed: 'sign_in_slowed', locked: 'sign_in_locked' },
+  password: { what: 'wrong current passwords', slowed: 'password_slowed', locked: 'password_locked' },
+};
+
+const PASSWORD_ISSUES: Record<PasswordProblem['kind'], 'too_small' | 'too_big' | 'invalid_type'> = { too_short: 'too_small', too_long: 'too_big', blank: 'too_small', common: 'invalid_type' };
+
 function toConsoleApiError(error: unknown): unknown {
   if (error instanceof MembershipRefusedError) return REFUSALS[error.refusal]();
-  if (error instanceof WrongCredentialsError) return new ApiError('unauthorized', { message: error.message === 'wrong email or password' ? 'The email or the password is wrong.' : 'The current password is wrong.' });
-  if (error instanceof SignInThrottledError) {
+  if (error instanceof WrongCredentialsError) {
+    return new ApiError('unauthorized', { message: error.message === 'wrong email or password' ? 'The workspace, the email or the password is wrong.' : 'The current password is wrong.' });
+  }
+  if (error instanceof PasswordAttemptsThrottledError) {
+    const t = THROTTLED[error.check];
     return new ApiError('rate_limited', {
-      message: error.locked ? 'Too many failed sign-ins: locked for a while.' : 'Too many failed sign-ins: wait before the next attempt.',
+      message: error.locked ? `Too many ${t.what}: locked for a while.` : `Too many ${t.what}: wait before the next attempt.`,
       retryAfterSeconds: error.retryAfterSeconds,
-      reason: error.locked ? 'sign_in_locked' : 'sign_in_slowed',
+      reason: error.locked ? t.locked : t.slowed,
     });
   }
-  if (error instanceof PasswordRuleError) return new ApiError('invalid_request', { details: [{ field: 'password', issue: 'too_small', message: error.message }] });
+  if (error instanceof HashingBusyError) {
+    const reason: ConsoleReason = 'password_checks_busy';
+    return new ApiError('rate_limited', { message: 'Too many password checks at once, from this address or in all. Retry after Retry-After.', retryAfterSeconds: HASHING_BUSY_RETRY_AFTER_SECONDS, reason });
+  }
+  if (error instanceof PasswordRuleError) {
+    const reason: ConsoleReason | undefined = error.problem.kind === 'common' ? 'common_password' : undefined;
+    return new ApiError('invalid_request', { details: [{ field: error.field, issue: PASSWORD_ISSUES[error.problem.kind], message: error.message }], ...(reason ? { reason } : {}) });
+  }
   if (error instanceof UnknownKeyError) return new ApiError('not_found', { message: 'No such key in this workspace.', reason: 'no_key' });
   if (error instanceof UnknownWorkspaceError) return new ApiError('not_found', { message: error.message, reason: 'no_workspace' });
   return error;

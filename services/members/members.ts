@@ -4,16 +4,18 @@ import type { EventStore } from '../eventstore/event-store';
 import type { SqlExecutor } from '../eventstore/sql';
 import { WrongExpectedVersionError, type NewEvent } from '../eventstore/types';
 import { UnknownKeyError, UnknownWorkspaceError, type Ledger } from '../ledger/ledger';
+import { loadCommonPasswords } from './common-passwords';
+import { consolePasswordChecks } from '../metrics/metrics';
+import { HashingBusyError, HashingQueue } from './hashing';
 import { decoyHash, hashPassword, verifyPassword } from './passwords';
 import {
   actorName,
-  afterFailedSignIn,
   decideAccept,
   decideCancelInvitation,
   decideInvite,
   decideRemove,
   decideRoleChange,
-  decideSignInAttempt,
+  endAttempt,
   newSecret,
   newSessionTimes,
   normalizeEmail,
@@ -21,11 +23,13 @@ import {
   sessionNeedsTouch,
   sessionState,
   sha256Hex,
+  startAttempt,
   type ActiveMember,
   type Actor,
+  type AttemptRecord,
   type Decision,
-  type FailureRecord,
   type Invitation,
+  type PasswordProblem,
   type Refusal,
   type Role,
 } from './rules';
@@ -34,28 +38,32 @@ import {
 
 export const membersStream = (workspaceId: string) => `members-${workspaceId}`;
 
-/** The unique index that keeps an email active in one workspace only refused a second member. */
-export function isActiveEmailConflict(err: unknown): boolean {
-  const e = err as { code?: string; constraint?: string; message?: string };
-  return e?.code === '23505' && `${e.constraint ?? ''} ${e.message ?? ''}`.includes('members_active_email');
-}
-
 export class MembershipRefusedError extends Error {
   constructor(readonly refusal: Refusal) {
     super(`membership change refused: ${refusal}`);
   }
 }
-/** Email and password do not match an active member (which of the two is not said). */
+/** Workspace, email and password do not match an active member (which of them is not said). */
 export class WrongCredentialsError extends Error {}
-export class SignInThrottledError extends Error {
+/** Too many attempts at a password: a sign-in's (`sign_in`) or a password change's current one (`password`). */
+export class PasswordAttemptsThrottledError extends Error {
   constructor(
+    readonly check: 'sign_in' | 'password',
     readonly retryAfterSeconds: number,
     readonly locked: boolean,
   ) {
-    super(locked ? 'sign-in locked' : 'sign-in slowed');
+    super(`${check} ${locked ? 'locked' : 'slowed'}`);
   }
 }
-export class PasswordRuleError extends Error {}
+export class PasswordRuleError extends Error {
+  constructor(
+    readonly problem: PasswordProblem,
+    /** The body field that carried the password. */
+    readonly field: 'password' | 'new_password',
+  ) {
+    super(problem.message);
+  }
+}
 
 /** The signed-in member a session belongs to. */
 export interface SessionMember {
@@ -76,7 +84,14 @@ function unwrap<T>(decision: Decision<T>): T {
 
 const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
 
+/** Whose password is being checked: the throttle's key (`console_password_attempts.subject`). */
+const signInSubject = (workspaceId: string, email: string, ip: string) => `sign_in:${workspaceId}:${email}:${ip}`;
+const passwordSubject = (memberId: string) => `password:${memberId}`;
+
 export class Members {
+  private readonly hashing = new HashingQueue();
+  private readonly commonPasswords = loadCommonPasswords();
+
   constructor(
     private readonly store: EventStore,
     private readonly ledger: Ledger,
@@ -91,9 +106,8 @@ export class Members {
     await this.requireWorkspace(workspaceId);
     const token = newSecret();
     const invitationId = `inv_${ulid()}`;
-    const { email, expiresAt } = await this.onMembers(workspaceId, async (tx, members) => {
-      const elsewhere = await activeElsewhere(tx, normalizeEmail(input.email), workspaceId);
-      const decided = unwrap(decideInvite(members, actor, { ...input, activeElsewhere: elsewhere }, this.clock()));
+    const { email, expiresAt } = await this.onMembers(workspaceId, async (_tx, members) => {
+      const decided = unwrap(decideInvite(members, actor, input, this.clock()));
       const event = newEvent('MemberInvited', {
         workspace_id: workspaceId,
         invitation_id: invitationId,
@@ -120,26 +134,29 @@ export class Members {
   async describeInvitation(token: string) {
     const invitation = await invitationWhere(this.store.sql, 'token_hash = $1', [sha256Hex(token)]);
     const members = invitation ? await activeMembers(this.store.sql, invitation.workspaceId) : [];
-    const elsewhere = invitation ? await activeElsewhere(this.store.sql, invitation.email, invitation.workspaceId) : false;
-    const valid = unwrap(decideAccept(invitation, members, elsewhere, this.clock()));
+    const valid = unwrap(decideAccept(invitation, members, this.clock()));
     const ws = await this.ledger.getWorkspace(valid.workspaceId);
-    return { email: valid.email, role: valid.role, workspace_name: ws?.name ?? valid.workspaceId, expires_at: valid.expiresAt.toISOString() };
+    return {
+      email: valid.email,
+      role: valid.role,
+      workspace_id: valid.workspaceId,
+      workspace_name: ws?.name ?? valid.workspaceId,
+      expires_at: valid.expiresAt.toISOString(),
+    };
   }
 
   /** The link followed with a password: the member exists from here on and is signed in. */
-  async acceptInvitation(token: string, password: string): Promise<{ sessionId: string; member: SessionMember }> {
-    const problem = passwordProblem(password);
-    if (problem) throw new PasswordRuleError(problem);
+  async acceptInvitation(token: string, password: string, ip: string): Promise<{ sessionId: string; member: SessionMember }> {
+    this.requireGoodPassword(password, 'password');
     const invitation = await invitationWhere(this.store.sql, 'token_hash = $1', [sha256Hex(token)]);
     if (!invitation) throw new MembershipRefusedError('invitation_unknown');
-    const passwordHash = await hashPassword(password);
+    const passwordHash = await this.hashing.admit(ip).run(() => hashPassword(password));
     const memberId = `mem_${ulid()}`;
     const member = await this.onMembers(invitation.workspaceId, async (tx, members) => {
       // Read again under the stream's version: a second use of the same link loses here.
       const current = await invitationWhere(tx, 'invitation_id = $1', [invitation.invitationId]);
-      const elsewhere = await activeElsewhere(tx, invitation.email, invitation.workspaceId);
-      const valid = unwrap(decideAccept(current, members, elsewhere, this.clock()));
-      await tx.query('INSERT INTO member_credentials (member_id, password_hash, changed_at) VALUES ($1, $2, $3)', [memberId, passwordHash, this.clock()]);
+      const valid = unwrap(decideAccept(current, members, this.clock()));
+      await tx.query('INSERT INTO member_credentials (member_id, password_hash, changed_at, version) VALUES ($1, $2, $3, 1)', [memberId, passwordHash, this.clock()]);
       const event = newEvent('InvitationAccepted', {
         workspace_id: valid.workspaceId,
         invitation_id: valid.invitationId,
@@ -149,13 +166,8 @@ export class Members {
         actor: memberId,
       });
       return { events: [event], result: { memberId, workspaceId: valid.workspaceId, email: valid.email, role: valid.role } };
-    }).catch((err: unknown) => {
-      // Two workspaces' invitations of one email accepted at the same moment: the second loses at
-      // the unique index, and is the same refusal as when it comes second.
-      if (isActiveEmailConflict(err)) throw new MembershipRefusedError('email_taken');
-      throw err;
     });
-    return { sessionId: await this.createSession(memberId), member };
+    return { sessionId: await this.createSession(memberId, 1), member };
   }
 
   async changeRole(workspaceId: string, actor: Actor, memberId: string, role: Role): Promise<void> {
@@ -175,74 +187,133 @@ export class Members {
     });
   }
 
-  /** A new password ends every session of the member; the caller gets a fresh one. */
-  async changePassword(member: SessionMember, currentPassword: string, newPassword: string): Promise<string> {
+  /**
+   * A new password ends every session of the member (their credential version moves on, so even a
+   * sign-in with the old password still in flight makes a dead session); the caller gets a fresh
+   * one. The current password is checked under the member's own throttle, as a sign-in is.
+   */
+  async changePassword(member: SessionMember, currentPassword: string, newPassword: string, ip: string): Promise<string> {
     const stored = await credentialsOf(this.store.sql, member.memberId);
-    if (!stored || !(await verifyPassword(currentPassword, stored))) throw new WrongCredentialsError('the current password is wrong');
-    const problem = passwordProblem(newPassword);
-    if (problem) throw new PasswordRuleError(problem);
-    const hash = await hashPassword(newPassword);
-    await this.store.transaction(async (tx) => {
-      await tx.sql.query('UPDATE member_credentials SET password_hash = $2, changed_at = $3 WHERE member_id = $1', [member.memberId, hash, this.clock()]);
+    const matches = await this.checkPassword('password', passwordSubject(member.memberId), ip, currentPassword, stored?.hash);
+    if (!stored || !matches) throw new WrongCredentialsError('the current password is wrong');
+    this.requireGoodPassword(newPassword, 'new_password');
+    const hash = await this.hashing.admit(ip).run(() => hashPassword(newPassword));
+    const version = await this.store.transaction(async (tx) => {
+      // Only over the credentials just checked: of two changes at once, the second finds the version moved.
+      const { rows } = await tx.sql.query<{ version: number }>(
+        'UPDATE member_credentials SET password_hash = $2, changed_at = $3, version = version + 1 WHERE member_id = $1 AND version = $4 RETURNING version',
+        [member.memberId, hash, this.clock(), stored.version],
+      );
+      if (rows.length === 0) throw new WrongCredentialsError('the current password is wrong');
       await tx.sql.query('DELETE FROM console_sessions WHERE member_id = $1', [member.memberId]);
       await tx.append(membersStream(member.workspaceId), [
         newEvent('PasswordChanged', { workspace_id: member.workspaceId, member_id: member.memberId, actor: member.memberId }),
       ]);
+      return Number(rows[0]!.version);
     });
-    return this.createSession(member.memberId);
+    return this.createSession(member.memberId, version);
+  }
+
+  private requireGoodPassword(password: string, field: 'password' | 'new_password') {
+    const problem = passwordProblem(password, this.commonPasswords);
+    if (problem) throw new PasswordRuleError(problem, field);
   }
 
   // ---------- sign-in and sessions ----------
 
   /**
-   * Email and password, throttled per email and client address. The failure counts live in
-   * PostgreSQL (or PGlite), beside the members: every instance sees the same counts, they
+   * Workspace, email and password, throttled per workspace, email and client address. The counts
+   * live in PostgreSQL (or PGlite), beside the members: every instance sees the same counts, they
    * survive a restart, and the embedded default needs no Redis.
    */
-  async signIn(emailInput: string, password: string, ip: string): Promise<{ sessionId: string; member: SessionMember }> {
+  async signIn(workspaceId: string, emailInput: string, password: string, ip: string): Promise<{ sessionId: string; member: SessionMember }> {
     const email = normalizeEmail(emailInput);
-    const record = await failureRecord(this.store.sql, email, ip);
-    const attempt = decideSignInAttempt(record, this.clock());
-    if (!attempt.allowed) throw new SignInThrottledError(attempt.retryAfterSeconds, attempt.locked);
-    const { rows } = await this.store.sql.query<{ member_id: string; workspace_id: string; role: Role; password_hash: string }>(
-      `SELECT m.member_id, m.workspace_id, m.role, c.password_hash FROM members m JOIN member_credentials c ON c.member_id = m.member_id
-        WHERE m.email = $1 AND m.removed_at IS NULL`,
-      [email],
+    const { rows } = await this.store.sql.query<{ member_id: string; role: Role; password_hash: string; version: number }>(
+      `SELECT m.member_id, m.role, c.password_hash, c.version FROM members m JOIN member_credentials c ON c.member_id = m.member_id
+        WHERE m.workspace_id = $1 AND m.email = $2 AND m.removed_at IS NULL`,
+      [workspaceId, email],
     );
     const found = rows[0];
-    const matches = await verifyPassword(password, found?.password_hash ?? (await decoyHash()));
-    if (!found || !matches) {
-      await this.store.sql.transaction(async (tx) => {
-        const locked = await failureRecord(tx, email, ip, true);
-        const next = afterFailedSignIn(locked, this.clock());
-        await tx.query(
-          `INSERT INTO console_sign_in_failures (email, ip, failures, last_failure_at, locked_until) VALUES ($1, $2, $3, $4, $5)
-           ON CONFLICT (email, ip) DO UPDATE SET failures = EXCLUDED.failures, last_failure_at = EXCLUDED.last_failure_at, locked_until = EXCLUDED.locked_until`,
-          [email, ip, next.failures, next.lastFailureAt, next.lockedUntil],
-        );
-      });
-      throw new WrongCredentialsError('wrong email or password');
-    }
-    await this.store.sql.query('DELETE FROM console_sign_in_failures WHERE email = $1 AND ip = $2', [email, ip]);
-    const member = { memberId: found.member_id, workspaceId: found.workspace_id, email, role: found.role };
-    return { sessionId: await this.createSession(member.memberId), member };
+    const matches = await this.checkPassword('sign_in', signInSubject(workspaceId, email, ip), ip, password, found?.password_hash);
+    if (!found || !matches) throw new WrongCredentialsError('wrong email or password');
+    const member = { memberId: found.member_id, workspaceId, email, role: found.role };
+    // The version read before the check: a password change committed meanwhile makes this session dead.
+    return { sessionId: await this.createSession(member.memberId, Number(found.version)), member };
   }
 
-  private async createSession(memberId: string): Promise<string> {
+  /**
+   * One attempt at a password, counted before the hash runs (startAttempt) and settled after it
+   * (endAttempt). Without a stored hash, a decoy is checked, so the timing tells nothing.
+   */
+  private async checkPassword(check: 'sign_in' | 'password', subject: string, ip: string, password: string, storedHash: string | undefined): Promise<boolean> {
+    const start = await this.changeAttempts(subject, true, (record) => {
+      const decided = startAttempt(record, this.clock());
+      return { next: decided.allowed ? decided.next : record, result: decided };
+    });
+    if (!start.allowed) {
+      consolePasswordChecks.inc({ check, outcome: start.locked ? 'locked' : 'slowed' });
+      throw new PasswordAttemptsThrottledError(check, start.retryAfterSeconds, start.locked);
+    }
+    let outcome: 'wrong' | 'right' | 'not_run' = 'not_run';
+    try {
+      const ticket = this.hashing.admit(ip);
+      const matches = await ticket.run(async () => verifyPassword(password, storedHash ?? (await decoyHash())));
+      outcome = matches && storedHash !== undefined ? 'right' : 'wrong';
+      return outcome === 'right';
+    } catch (err) {
+      if (err instanceof HashingBusyError) consolePasswordChecks.inc({ check, outcome: 'busy' });
+      throw err;
+    } finally {
+      if (outcome !== 'not_run') consolePasswordChecks.inc({ check, outcome });
+      await this.changeAttempts(subject, false, (record) => ({ next: record && endAttempt(record, outcome, this.clock()), result: undefined }));
+    }
+  }
+
+  /** Reads a subject's record under a row lock, decides, and writes (or deletes) it, in one transaction. */
+  private async changeAttempts<T>(subject: string, create: boolean, change: (record: AttemptRecord | undefined) => { next: AttemptRecord | null | undefined; result: T }): Promise<T> {
+    return this.store.sql.transaction(async (tx) => {
+      // `create`: a row to lock even for the first attempt (concurrent first attempts then queue on
+      // it too), inserted or locked and read in one statement.
+      const { rows } = await tx.query<{ failures: number; in_flight: number; last_failure_at: Date; locked_until: Date | null }>(
+        create
+          ? `INSERT INTO console_password_attempts (subject, failures, in_flight, last_failure_at) VALUES ($1, 0, 0, $2)
+             ON CONFLICT (subject) DO UPDATE SET subject = EXCLUDED.subject RETURNING failures, in_flight, last_failure_at, locked_until`
+          : 'SELECT failures, in_flight, last_failure_at, locked_until FROM console_password_attempts WHERE subject = $1 FOR UPDATE',
+        create ? [subject, this.clock()] : [subject],
+      );
+      const r = rows[0];
+      const record = r && { failures: Number(r.failures), inFlight: Number(r.in_flight), lastFailureAt: new Date(r.last_failure_at), lockedUntil: r.locked_until && new Date(r.locked_until) };
+      const { next, result } = change(record);
+      if (next === null || (next && next.failures === 0 && next.inFlight === 0)) {
+        await tx.query('DELETE FROM console_password_attempts WHERE subject = $1', [subject]);
+      } else if (next && next !== record) {
+        await tx.query('UPDATE console_password_attempts SET failures = $2, in_flight = $3, last_failure_at = $4, locked_until = $5 WHERE subject = $1', [
+          subject, next.failures, next.inFlight, next.lastFailureAt, next.lockedUntil,
+        ]);
+      }
+      return result;
+    });
+  }
+
+  private async createSession(memberId: string, credentialVersion: number): Promise<string> {
     const id = newSecret();
     const t = newSessionTimes(this.clock());
-    await this.store.sql.query('INSERT INTO console_sessions (id_hash, member_id, created_at, last_seen_at, expires_at) VALUES ($1, $2, $3, $4, $5)', [
-      sha256Hex(id), memberId, t.createdAt, t.lastSeenAt, t.expiresAt,
-    ]);
+    await this.store.sql.query(
+      'INSERT INTO console_sessions (id_hash, member_id, created_at, last_seen_at, expires_at, credential_version) VALUES ($1, $2, $3, $4, $5, $6)',
+      [sha256Hex(id), memberId, t.createdAt, t.lastSeenAt, t.expiresAt, credentialVersion],
+    );
     return id;
   }
 
   /** The member behind a session id, or null (unknown, ended, expired, idle, member removed). */
   async session(sessionId: string): Promise<SessionMember | null> {
     const hash = sha256Hex(sessionId);
-    const { rows } = await this.store.sql.query<{ member_id: string; workspace_id: string; email: string; role: Role; created_at: Date; last_seen_at: Date; expires_at: Date }>(
-      `SELECT s.member_id, m.workspace_id, m.email, m.role, s.created_at, s.last_seen_at, s.expires_at
+    const { rows } = await this.store.sql.query<{
+      member_id: string; workspace_id: string; email: string; role: Role; created_at: Date; last_seen_at: Date; expires_at: Date; credential_version: number; version: number;
+    }>(
+      `SELECT s.member_id, m.workspace_id, m.email, m.role, s.created_at, s.last_seen_at, s.expires_at, s.credential_version, c.version
          FROM console_sessions s JOIN members m ON m.member_id = s.member_id AND m.removed_at IS NULL
+         JOIN member_credentials c ON c.member_id = s.member_id
         WHERE s.id_hash = $1`,
       [hash],
     );
@@ -250,7 +321,7 @@ export class Members {
     if (!row) return null;
     const times = { createdAt: new Date(row.created_at), lastSeenAt: new Date(row.last_seen_at), expiresAt: new Date(row.expires_at) };
     const now = this.clock();
-    if (sessionState(times, now) !== 'valid') {
+    if (sessionState({ ...times, credentialVersion: Number(row.credential_version) }, now, Number(row.version)) !== 'valid') {
       await this.store.sql.query('DELETE FROM console_sessions WHERE id_hash = $1', [hash]);
       return null;
     }
@@ -370,11 +441,6 @@ async function activeMembers(executor: SqlExecutor, workspaceId: string): Promis
   return rows.map((r) => ({ memberId: r.member_id, email: r.email, role: r.role }));
 }
 
-async function activeElsewhere(executor: SqlExecutor, email: string, workspaceId: string): Promise<boolean> {
-  const { rows } = await executor.query('SELECT 1 FROM members WHERE email = $1 AND workspace_id <> $2 AND removed_at IS NULL', [email, workspaceId]);
-  return rows.length > 0;
-}
-
 async function invitationWhere(executor: SqlExecutor, where: string, params: unknown[]): Promise<Invitation | undefined> {
   const { rows } = await executor.query<{ invitation_id: string; workspace_id: string; email: string; role: Role; expires_at: Date; accepted_at: Date | null; cancelled_at: Date | null }>(
     `SELECT invitation_id, workspace_id, email, role, expires_at, accepted_at, cancelled_at FROM invitations WHERE ${where}`,
@@ -394,16 +460,7 @@ async function invitationWhere(executor: SqlExecutor, where: string, params: unk
   );
 }
 
-async function credentialsOf(executor: SqlExecutor, memberId: string): Promise<string | undefined> {
-  const { rows } = await executor.query<{ password_hash: string }>('SELECT password_hash FROM member_credentials WHERE member_id = $1', [memberId]);
-  return rows[0]?.password_hash;
-}
-
-async function failureRecord(executor: SqlExecutor, email: string, ip: string, forUpdate = false): Promise<FailureRecord | undefined> {
-  const { rows } = await executor.query<{ failures: number; last_failure_at: Date; locked_until: Date | null }>(
-    `SELECT failures, last_failure_at, locked_until FROM console_sign_in_failures WHERE email = $1 AND ip = $2${forUpdate ? ' FOR UPDATE' : ''}`,
-    [email, ip],
-  );
-  const r = rows[0];
-  return r && { failures: Number(r.failures), lastFailureAt: new Date(r.last_failure_at), lockedUntil: r.locked_until && new Date(r.locked_until) };
+async function credentialsOf(executor: SqlExecutor, memberId: string): Promise<{ hash: string; version: number } | undefined> {
+  const { rows } = await executor.query<{ password_hash: string; version: number }>('SELECT password_hash, version FROM member_credentials WHERE member_id = $1', [memberId]);
+  return rows[0] && { hash: rows[0].password_hash, version: Number(rows[0].version) };
 }

@@ -35,8 +35,6 @@ export type Refusal =
   /** The workspace would be left without an owner. */
   | 'last_owner'
   | 'already_member'
-  /** The email is an active member of another workspace (sign-in is by email). */
-  | 'email_taken'
   | 'no_member'
   | 'invitation_unknown'
   | 'invitation_used'
@@ -54,35 +52,25 @@ export const normalizeEmail = (email: string) => email.trim().toLowerCase();
 const mayManageMembers = (actor: Actor) => actor.kind === 'operator' || actor.role === 'owner';
 
 /**
- * Given the workspace's active members and whether the email is active elsewhere, when `actor`
- * invites `email` as `role`: the invitation's expiry, or why not.
+ * Given the workspace's active members, when `actor` invites `email` as `role`: the invitation's
+ * expiry, or why not. Only this workspace's members are looked at: an email is a member of each
+ * workspace on its own (sign-in names the workspace), so nothing here depends on, or tells of,
+ * another workspace.
  */
-export function decideInvite(
-  members: readonly ActiveMember[],
-  actor: Actor,
-  input: { email: string; role: Role; activeElsewhere: boolean },
-  now: Date,
-): Decision<{ email: string; expiresAt: Date }> {
+export function decideInvite(members: readonly ActiveMember[], actor: Actor, input: { email: string; role: Role }, now: Date): Decision<{ email: string; expiresAt: Date }> {
   if (!mayManageMembers(actor)) return refuse('not_owner');
   const email = normalizeEmail(input.email);
   if (members.some((m) => m.email === email)) return refuse('already_member');
-  if (input.activeElsewhere) return refuse('email_taken');
   return ok({ email, expiresAt: new Date(now.getTime() + INVITATION_TTL_MS) });
 }
 
 /** An invitation's link followed at `now`: it works once, before it expires, unless cancelled. */
-export function decideAccept(
-  invitation: Invitation | undefined,
-  members: readonly ActiveMember[],
-  activeElsewhere: boolean,
-  now: Date,
-): Decision<Invitation> {
+export function decideAccept(invitation: Invitation | undefined, members: readonly ActiveMember[], now: Date): Decision<Invitation> {
   if (!invitation) return refuse('invitation_unknown');
   if (invitation.acceptedAt) return refuse('invitation_used');
   if (invitation.cancelledAt) return refuse('invitation_cancelled');
   if (invitation.expiresAt.getTime() <= now.getTime()) return refuse('invitation_expired');
   if (members.some((m) => m.email === invitation.email)) return refuse('already_member');
-  if (activeElsewhere) return refuse('email_taken');
   return ok(invitation);
 }
 
@@ -157,12 +145,21 @@ export const PASSWORD_MIN_CHARS = 12;
 /** Bounds the work one sign-in attempt can ask of the hash. */
 export const PASSWORD_MAX_CHARS = 256;
 
-/** Why a new password is refused, or null. Counted in characters (code points), not bytes. */
-export function passwordProblem(password: string): string | null {
+export type PasswordProblem = { kind: 'too_short' | 'too_long' | 'blank' | 'common'; message: string };
+
+/** How a password is looked up in the list of common ones: case and surrounding spaces ignored. */
+export const commonPasswordForm = (password: string) => password.normalize('NFC').trim().toLowerCase();
+
+/**
+ * Why a new password is refused, or null. Length is counted in characters (code points), not
+ * bytes; `common` holds the most used passwords in `commonPasswordForm` (services/members/common-passwords.txt).
+ */
+export function passwordProblem(password: string, common: ReadonlySet<string>): PasswordProblem | null {
   const chars = [...password].length;
-  if (chars < PASSWORD_MIN_CHARS) return `The password must be at least ${PASSWORD_MIN_CHARS} characters long.`;
-  if (chars > PASSWORD_MAX_CHARS) return `The password must be at most ${PASSWORD_MAX_CHARS} characters long.`;
-  if (password.trim() === '') return 'The password must not be only spaces.';
+  if (chars < PASSWORD_MIN_CHARS) return { kind: 'too_short', message: `The password must be at least ${PASSWORD_MIN_CHARS} characters long.` };
+  if (chars > PASSWORD_MAX_CHARS) return { kind: 'too_long', message: `The password must be at most ${PASSWORD_MAX_CHARS} characters long.` };
+  if (password.trim() === '') return { kind: 'blank', message: 'The password must not be only spaces.' };
+  if (common.has(commonPasswordForm(password))) return { kind: 'common', message: 'This password is among the most commonly used ones: choose another.' };
   return null;
 }
 
@@ -185,9 +182,14 @@ export function newSessionTimes(now: Date): SessionTimes {
   return { createdAt: now, lastSeenAt: now, expiresAt: new Date(now.getTime() + SESSION_MAX_MS) };
 }
 
-export type SessionState = 'valid' | 'expired' | 'idle';
+export type SessionState = 'valid' | 'expired' | 'idle' | 'superseded';
 
-export function sessionState(s: SessionTimes, now: Date): SessionState {
+/**
+ * A session is dead once expired, idle, or made with an older credential version than the
+ * member's current one (a password change bumps it, whatever sign-in was still in flight).
+ */
+export function sessionState(s: SessionTimes & { credentialVersion: number }, now: Date, currentCredentialVersion: number): SessionState {
+  if (s.credentialVersion !== currentCredentialVersion) return 'superseded';
   if (s.expiresAt.getTime() <= now.getTime()) return 'expired';
   if (now.getTime() - s.lastSeenAt.getTime() >= SESSION_IDLE_MS) return 'idle';
   return 'valid';
@@ -195,51 +197,85 @@ export function sessionState(s: SessionTimes, now: Date): SessionState {
 
 export const sessionNeedsTouch = (s: SessionTimes, now: Date) => now.getTime() - s.lastSeenAt.getTime() >= SESSION_TOUCH_EVERY_MS;
 
-// ---------- sign-in throttling (per email and client address) ----------
+// ---------- password checks: throttling (sign-in per workspace, email and address; password change per member) ----------
 
-/** From this many failures on, each further attempt waits 1 s, 2 s, 4 s... after the last failure. */
+/** From this many attempts on, each further one waits 1 s, 2 s, 4 s... after the last one. */
 export const SLOW_AFTER_FAILURES = 3;
-/** This many failures lock the email for this address. */
+/** The attempt that brings the count to this many locks the subject. */
 export const LOCK_AFTER_FAILURES = 5;
 export const LOCK_MS = 15 * 60_000;
 /** Failures older than this are forgotten. */
 export const FAILURE_MEMORY_MS = 3600_000;
 
-export interface FailureRecord {
+/**
+ * Attempts at a password of one subject. An attempt counts as a failure from the moment it is let
+ * through, before the hash runs, so attempts arriving together are counted one after another
+ * (each decision sees the ones before it) however many instances take them. `inFlight` of them
+ * have not finished: a right password clears only the finished ones.
+ */
+export interface AttemptRecord {
   failures: number;
+  inFlight: number;
+  /** When the last attempt was let through, or the last wrong one ended, whichever is later. */
   lastFailureAt: Date;
   lockedUntil: Date | null;
 }
 
-export type AttemptDecision = { allowed: true } | { allowed: false; retryAfterSeconds: number; locked: boolean };
+export type AttemptStart = { allowed: true; next: AttemptRecord } | { allowed: false; retryAfterSeconds: number; locked: boolean };
 
-/** Whether a sign-in attempt may check the password now; refused attempts do not count as failures. */
-export function decideSignInAttempt(record: FailureRecord | undefined, now: Date): AttemptDecision {
+/** Given the subject's record, when an attempt arrives at `now`: refused (not counted), or let through and counted. */
+export function startAttempt(record: AttemptRecord | undefined, now: Date): AttemptStart {
   const current = live(record, now);
-  if (!current) return { allowed: true };
   const t = now.getTime();
-  if (current.lockedUntil && current.lockedUntil.getTime() > t) {
+  if (current?.lockedUntil && current.lockedUntil.getTime() > t) {
     return { allowed: false, locked: true, retryAfterSeconds: Math.ceil((current.lockedUntil.getTime() - t) / 1000) };
   }
-  if (current.failures >= SLOW_AFTER_FAILURES) {
-    const waitMs = 1000 * 2 ** (current.failures - SLOW_AFTER_FAILURES);
-    const readyAt = current.lastFailureAt.getTime() + waitMs;
+  if (current && current.failures >= SLOW_AFTER_FAILURES) {
+    const readyAt = current.lastFailureAt.getTime() + 1000 * 2 ** (current.failures - SLOW_AFTER_FAILURES);
     if (readyAt > t) return { allowed: false, locked: false, retryAfterSeconds: Math.ceil((readyAt - t) / 1000) };
   }
-  return { allowed: true };
+  const failures = (current?.failures ?? 0) + 1;
+  const inFlight = (current?.inFlight ?? 0) + 1;
+  return { allowed: true, next: { failures, inFlight, lastFailureAt: now, lockedUntil: failures >= LOCK_AFTER_FAILURES ? new Date(t + LOCK_MS) : null } };
 }
 
-/** The record after a wrong password at `now`. */
-export function afterFailedSignIn(record: FailureRecord | undefined, now: Date): FailureRecord {
-  const failures = (live(record, now)?.failures ?? 0) + 1;
-  return { failures, lastFailureAt: now, lockedUntil: failures >= LOCK_AFTER_FAILURES ? new Date(now.getTime() + LOCK_MS) : null };
+/**
+ * How an attempt that was let through ended at `now`: `wrong` stays counted, and the next wait
+ * runs from its end (however long the hash took); `right` clears the finished attempts (those
+ * still in flight stay counted until they end); `not_run` (the hash was never asked, e.g. too
+ * busy) is taken back. The record after it, or null when nothing is left to keep.
+ */
+export function endAttempt(record: AttemptRecord, outcome: 'wrong' | 'right' | 'not_run', now: Date): AttemptRecord | null {
+  const inFlight = Math.max(0, record.inFlight - 1);
+  const failures = outcome === 'wrong' ? record.failures : outcome === 'right' ? inFlight : Math.max(0, record.failures - 1);
+  if (failures === 0 && inFlight === 0) return null;
+  const lastFailureAt = outcome === 'wrong' && now.getTime() > record.lastFailureAt.getTime() ? now : record.lastFailureAt;
+  return { failures, inFlight, lastFailureAt, lockedUntil: failures >= LOCK_AFTER_FAILURES ? record.lockedUntil : null };
 }
 
 /** The record as it counts now: none once forgotten, or once a lock has run out (a fresh start). */
-function live(record: FailureRecord | undefined, now: Date): FailureRecord | undefined {
+function live(record: AttemptRecord | undefined, now: Date): AttemptRecord | undefined {
   if (!record) return undefined;
   const t = now.getTime();
   if (record.lockedUntil && record.lockedUntil.getTime() <= t) return undefined;
   if (!record.lockedUntil && t - record.lastFailureAt.getTime() > FAILURE_MEMORY_MS) return undefined;
   return record;
 }
+
+// ---------- hashing: bounded per client address and in total ----------
+
+/** scrypt runs at most this many at a time in one instance (the machine's cores)... */
+export const HASHING_CONCURRENCY = 2;
+/** ...with at most this many more waiting... */
+export const HASHING_QUEUE = 16;
+/** ...and at most this many, running or waiting, for one client address; past either, 429. */
+export const HASHING_PER_ADDRESS = 4;
+export const HASHING_BUSY_RETRY_AFTER_SECONDS = 1;
+
+export interface HashingLoad {
+  total: number;
+  ofAddress: number;
+}
+
+/** Given the hashes admitted (running or waiting) in total and for the address, whether one more is. */
+export const hashingAdmits = (load: HashingLoad) => load.total < HASHING_CONCURRENCY + HASHING_QUEUE && load.ofAddress < HASHING_PER_ADDRESS;

@@ -31,6 +31,14 @@ export const requestsRefused = new Counter({
   registers: [registry],
 });
 
+/** The console's password checks (sign-in, a password change's current password) by how they ended. */
+export const consolePasswordChecks = new Counter({
+  name: `${PREFIX}console_password_checks_total`,
+  help: 'Console password checks: check (sign_in, password) and outcome (right, wrong; slowed, locked: refused by the throttle; busy: refused by the hashing queue)',
+  labelNames: ['check', 'outcome'] as const,
+  registers: [registry],
+});
+
 export const lookupsCompleted = new Counter({
   name: `${PREFIX}lookups_total`,
   help: 'Lookups recorded by this instance (LookupCompleted events), by operation, cache status (NONE: not served) and outcome (success, not_found or the error code)',

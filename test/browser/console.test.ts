@@ -127,6 +127,8 @@ describe.runIf(available)('the workspace console in Chromium', { timeout: 60_000
 
   async function acceptInvitation(page: Page, link: string, password: string) {
     await open(page, new URL(link).pathname + new URL(link).search);
+    // The member will sign in to this workspace: the page shows its id, as the link names it.
+    expect(await page.getByLabel('Workspace id').inputValue()).toBe(new URL(link).searchParams.get('workspace'));
     await page.getByLabel('Choose a password').fill(password);
     await page.getByLabel('Repeat it').fill(password);
     await page.getByRole('button', { name: 'Set password and sign in' }).click();
@@ -445,6 +447,10 @@ describe.runIf(available)('the workspace console in Chromium', { timeout: 60_000
     await acceptInvitation(bOwner, bInvitation.link, 'bravo password 1234');
     const bMemberId = (await inPage(bOwner, 'GET', '/console/v1/session')).body.member.id;
     const bPending = (await inPage(bOwner, 'POST', '/console/v1/invitations', { body: { email: 'carol@example.com' } })).body.invitation_id;
+    // A's member's email is nothing to B: inviting it is answered as for anyone (no "taken elsewhere").
+    const sameEmail = await inPage(bOwner, 'POST', '/console/v1/invitations', { body: { email: memberEmail } });
+    expect(sameEmail.status).toBe(201);
+    await inPage(bOwner, 'DELETE', `/console/v1/invitations/${sameEmail.body.invitation_id}`);
 
     const attempts = [
       await inPage(owner, 'PATCH', `/console/v1/keys/${bKey.id}`, { body: { name: 'mine now' } }),
@@ -469,10 +475,10 @@ describe.runIf(available)('the workspace console in Chromium', { timeout: 60_000
     const page = await newPage();
     await open(page, '/console');
     const attempt = (password: string) =>
-      page.evaluate(async ({ email, password }) => {
-        const res = await fetch('/console/v1/session', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, password }) });
+      page.evaluate(async ({ workspace_id, email, password }) => {
+        const res = await fetch('/console/v1/session', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ workspace_id, email, password }) });
         return { status: res.status, retryAfter: Number(res.headers.get('retry-after') ?? 0), body: (await res.json()) as any };
-      }, { email: memberEmail, password });
+      }, { workspace_id: workspaceA, email: memberEmail, password });
     const statuses = [];
     for (let i = 0; i < 3; i++) statuses.push((await attempt('wrong password!!')).status);
     expect(statuses).toEqual([401, 401, 401]);
@@ -490,7 +496,10 @@ describe.runIf(available)('the workspace console in Chromium', { timeout: 60_000
       expect(answer.status).toBe(401);
       failures++;
     }
-    // Locked: even the right password is refused for a while, in the page too.
+    // Locked: even the right password is refused for a while, in the page too (a new browser:
+    // it remembers no workspace, the member types its id).
+    expect(await page.getByLabel('Workspace id').inputValue()).toBe('');
+    await page.getByLabel('Workspace id').fill(workspaceA);
     await page.getByLabel('Email').fill(memberEmail);
     await page.getByLabel('Password').fill(PASSWORD_MEMBER);
     await page.getByRole('button', { name: 'Sign in' }).click();

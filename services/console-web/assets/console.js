@@ -161,6 +161,7 @@
       const session = await api('GET', '/console/v1/session');
       state.csrf = session.csrf_token;
       state.member = session.member;
+      rememberWorkspace(session.workspace.id);
       $('#workspace-name').textContent = session.workspace.name;
       $('#member-email').textContent = `${session.member.email} (${session.member.role})`;
       if (session.member.role !== 'owner') for (const a of document.querySelectorAll('[data-owner-only]')) a.parentElement.remove();
@@ -171,14 +172,32 @@
     }
   }
 
+  // A member signs in to one workspace: the page offers the last one used in this browser.
+  const WORKSPACE_KEY = 'console.workspace';
+  function rememberWorkspace(id) {
+    try {
+      localStorage.setItem(WORKSPACE_KEY, id);
+    } catch {
+      // Storage refused (private mode): the member types the id.
+    }
+  }
+  function rememberedWorkspace() {
+    try {
+      return localStorage.getItem(WORKSPACE_KEY) || '';
+    } catch {
+      return '';
+    }
+  }
+
   const pages = {
     async signin() {
       const form = $('#sign-in-form');
+      form.elements.workspace.value = new URLSearchParams(location.search).get('workspace') || rememberedWorkspace();
       form.addEventListener('submit', guarded(async (event) => {
         event.preventDefault();
         const data = new FormData(form);
         try {
-          await api('POST', '/console/v1/session', { email: data.get('email'), password: data.get('password') });
+          await api('POST', '/console/v1/session', { workspace_id: String(data.get('workspace')).trim(), email: data.get('email'), password: data.get('password') });
         } catch (err) {
           if (err instanceof ApiFailure && err.status === 429) {
             throw new ApiFailure(429, { error: { message: `${err.message} Try again in ${err.retryAfter} s.` } });
@@ -196,7 +215,8 @@
       const form = $('#accept-form');
       try {
         const preview = await api('GET', `/console/v1/invitations/preview?token=${encodeURIComponent(token)}`);
-        $('#invitation-summary').textContent = `You are invited to ${preview.workspace_name} as ${preview.role}.`;
+        $('#invitation-summary').textContent = `You are invited to ${preview.workspace_name} as ${preview.role}. You will sign in with its id, ${preview.workspace_id}, your email and this password.`;
+        form.elements.workspace.value = preview.workspace_id;
         form.elements.email.value = preview.email;
         form.hidden = false;
       } catch (err) {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { isActiveEmailConflict } from '../../../services/members/members';
+import { loadCommonPasswords } from '../../../services/members/common-passwords';
 import {
-  afterFailedSignIn,
+  commonPasswordForm,
   csrfTokenMatches,
   csrfTokenOf,
   decideAccept,
@@ -9,7 +9,11 @@ import {
   decideInvite,
   decideRemove,
   decideRoleChange,
-  decideSignInAttempt,
+  endAttempt,
+  HASHING_CONCURRENCY,
+  HASHING_PER_ADDRESS,
+  HASHING_QUEUE,
+  hashingAdmits,
   INVITATION_TTL_MS,
   LOCK_MS,
   newSecret,
@@ -21,9 +25,10 @@ import {
   SESSION_MAX_MS,
   sessionNeedsTouch,
   sessionState,
+  startAttempt,
   type ActiveMember,
   type Actor,
-  type FailureRecord,
+  type AttemptRecord,
   type Invitation,
 } from '../../../services/members/rules';
 
@@ -48,33 +53,31 @@ const invitation = (over: Partial<Invitation> = {}): Invitation => ({
 
 describe('inviting', () => {
   it('given an empty workspace, when the operator invites, then the email is normalised and the link lasts 7 days', () => {
-    expect(decideInvite([], operator, { email: '  Ada@Example.COM ', role: 'owner', activeElsewhere: false }, now)).toEqual({
+    expect(decideInvite([], operator, { email: '  Ada@Example.COM ', role: 'owner' }, now)).toEqual({
       ok: true,
       value: { email: 'ada@example.com', expiresAt: new Date('2025-06-08T12:00:00Z') },
     });
   });
   it('given a member (not an owner), when they invite, then it is refused', () => {
-    expect(decideInvite([ada, bob], asMember, { email: 'x@example.com', role: 'member', activeElsewhere: false }, now)).toEqual({ ok: false, refusal: 'not_owner' });
+    expect(decideInvite([ada, bob], asMember, { email: 'x@example.com', role: 'member' }, now)).toEqual({ ok: false, refusal: 'not_owner' });
   });
-  it('given an owner, when they invite a current member or someone of another workspace, then it is refused', () => {
-    expect(decideInvite([ada, bob], asOwner, { email: 'BOB@example.com', role: 'member', activeElsewhere: false }, now)).toEqual({ ok: false, refusal: 'already_member' });
-    expect(decideInvite([ada], asOwner, { email: 'eve@example.com', role: 'member', activeElsewhere: true }, now)).toEqual({ ok: false, refusal: 'email_taken' });
+  it('given an owner, when they invite a current member of the workspace, then it is refused (other workspaces\' members are not looked at)', () => {
+    expect(decideInvite([ada, bob], asOwner, { email: 'BOB@example.com', role: 'member' }, now)).toEqual({ ok: false, refusal: 'already_member' });
   });
 });
 
 describe('accepting an invitation', () => {
   it('given a pending invitation, when its link is followed before expiry, then it is accepted', () => {
-    expect(decideAccept(invitation(), [ada], false, now)).toEqual({ ok: true, value: invitation() });
+    expect(decideAccept(invitation(), [ada], now)).toEqual({ ok: true, value: invitation() });
   });
   it('given an invitation already used, cancelled, expired or unknown, then it is refused', () => {
-    expect(decideAccept(invitation({ acceptedAt: now }), [ada], false, now)).toEqual({ ok: false, refusal: 'invitation_used' });
-    expect(decideAccept(invitation({ cancelledAt: now }), [ada], false, now)).toEqual({ ok: false, refusal: 'invitation_cancelled' });
-    expect(decideAccept(invitation(), [ada], false, at(INVITATION_TTL_MS))).toEqual({ ok: false, refusal: 'invitation_expired' });
-    expect(decideAccept(undefined, [ada], false, now)).toEqual({ ok: false, refusal: 'invitation_unknown' });
+    expect(decideAccept(invitation({ acceptedAt: now }), [ada], now)).toEqual({ ok: false, refusal: 'invitation_used' });
+    expect(decideAccept(invitation({ cancelledAt: now }), [ada], now)).toEqual({ ok: false, refusal: 'invitation_cancelled' });
+    expect(decideAccept(invitation(), [ada], at(INVITATION_TTL_MS))).toEqual({ ok: false, refusal: 'invitation_expired' });
+    expect(decideAccept(undefined, [ada], now)).toEqual({ ok: false, refusal: 'invitation_unknown' });
   });
-  it('given the email joined meanwhile (here or elsewhere), then a second invitation cannot add it again', () => {
-    expect(decideAccept(invitation({ email: 'bob@example.com' }), [ada, bob], false, now)).toEqual({ ok: false, refusal: 'already_member' });
-    expect(decideAccept(invitation(), [ada], true, now)).toEqual({ ok: false, refusal: 'email_taken' });
+  it('given the email joined this workspace meanwhile, then a second invitation cannot add it again', () => {
+    expect(decideAccept(invitation({ email: 'bob@example.com' }), [ada, bob], now)).toEqual({ ok: false, refusal: 'already_member' });
   });
   it('given a pending invitation, only an owner or the operator may cancel it', () => {
     expect(decideCancelInvitation(invitation(), asMember)).toEqual({ ok: false, refusal: 'not_owner' });
@@ -107,14 +110,30 @@ describe('roles and removal', () => {
 });
 
 describe('passwords', () => {
+  const none = new Set<string>();
+  const kind = (password: string, common: ReadonlySet<string> = none) => passwordProblem(password, common)?.kind ?? null;
   it('need at least 12 characters, counted as characters, not bytes', () => {
-    expect(passwordProblem('short')).toMatch(/at least 12/);
-    expect(passwordProblem('elevenchars')).toMatch(/at least 12/);
-    expect(passwordProblem('twelve chars')).toBeNull();
-    expect(passwordProblem('é'.repeat(11))).toMatch(/at least 12/);
-    expect(passwordProblem('😀'.repeat(12))).toBeNull();
-    expect(passwordProblem(' '.repeat(12))).toMatch(/spaces/);
-    expect(passwordProblem('x'.repeat(257))).toMatch(/at most/);
+    expect(passwordProblem('short', none)?.message).toMatch(/at least 12/);
+    expect(kind('elevenchars')).toBe('too_short');
+    expect(kind('twelve chars')).toBeNull();
+    expect(kind('é'.repeat(11))).toBe('too_short');
+    expect(kind('😀'.repeat(12))).toBeNull();
+    expect(passwordProblem(' '.repeat(12), none)?.message).toMatch(/spaces/);
+    expect(kind('x'.repeat(257))).toBe('too_long');
+  });
+  it('given a list of common passwords, when a new password is one of them in any case or with spaces around, then it is refused', () => {
+    const common = new Set([commonPasswordForm('Password1234')]);
+    expect(kind('password1234', common)).toBe('common');
+    expect(kind('  PASSWORD1234 ', common)).toBe('common');
+    expect(kind('password12345', common)).toBeNull();
+  });
+  it('given the shipped list, then the usual long-enough ones are in it and an ordinary passphrase is not', () => {
+    const shipped = loadCommonPasswords();
+    expect(shipped.size).toBeGreaterThan(500);
+    for (const p of ['password1234', 'Qwerty123456', '123456789012', 'iloveyou1234', '1q2w3e4r5t6y', 'passwordpassword']) expect(kind(p, shipped), p).toBe('common');
+    expect(kind('owner password 1234', shipped)).toBeNull();
+    // Shorter ones are the length rule's: the list only needs those that pass it.
+    for (const p of shipped) expect([...p].length).toBeGreaterThanOrEqual(12);
   });
 });
 
@@ -125,12 +144,17 @@ describe('secrets, sessions and CSRF', () => {
     for (const s of secrets) expect(s).toMatch(SECRET_PATTERN);
   });
   it('given a new session, then it is valid until idle for 8 h or 7 days old', () => {
-    const t = newSessionTimes(now);
-    expect(sessionState(t, at(SESSION_IDLE_MS - 1))).toBe('valid');
-    expect(sessionState(t, at(SESSION_IDLE_MS))).toBe('idle');
+    const t = { ...newSessionTimes(now), credentialVersion: 1 };
+    expect(sessionState(t, at(SESSION_IDLE_MS - 1), 1)).toBe('valid');
+    expect(sessionState(t, at(SESSION_IDLE_MS), 1)).toBe('idle');
     const active = { ...t, lastSeenAt: at(SESSION_MAX_MS - 1000) };
-    expect(sessionState(active, at(SESSION_MAX_MS - 1))).toBe('valid');
-    expect(sessionState(active, at(SESSION_MAX_MS))).toBe('expired');
+    expect(sessionState(active, at(SESSION_MAX_MS - 1), 1)).toBe('valid');
+    expect(sessionState(active, at(SESSION_MAX_MS), 1)).toBe('expired');
+  });
+  it('given a session made with credential version 1, when the password has changed (version 2), then it is dead at once', () => {
+    const t = { ...newSessionTimes(now), credentialVersion: 1 };
+    expect(sessionState(t, at(1), 2)).toBe('superseded');
+    expect(sessionState({ ...t, credentialVersion: 2 }, at(1), 2)).toBe('valid');
   });
   it('writes last_seen_at at most once a minute', () => {
     const t = newSessionTimes(now);
@@ -157,45 +181,75 @@ describe('secrets, sessions and CSRF', () => {
   });
 });
 
-describe('sign-in throttling', () => {
-  const failures = (n: number, start = now): FailureRecord | undefined => {
-    let record: FailureRecord | undefined;
-    for (let i = 0; i < n; i++) record = afterFailedSignIn(record, start);
+describe('password attempts (sign-in and the current password of a change)', () => {
+  /** `n` attempts let through at `when`, still in flight. */
+  const started = (n: number, when = now): AttemptRecord | undefined => {
+    let record: AttemptRecord | undefined;
+    for (let i = 0; i < n; i++) {
+      const s = startAttempt(record, when);
+      if (!s.allowed) throw new Error(`attempt ${i + 1} refused`);
+      record = s.next;
+    }
     return record;
   };
-  it('given fewer than 3 failures, then the next attempt may run at once', () => {
-    expect(decideSignInAttempt(undefined, now)).toEqual({ allowed: true });
-    expect(decideSignInAttempt(failures(2), now)).toEqual({ allowed: true });
+  /** `n` wrong passwords finished, the last one let through at `when`. */
+  const failures = (n: number, when = now): AttemptRecord => ({ failures: n, inFlight: 0, lastFailureAt: when, lockedUntil: null });
+  it('given fewer than 3 failures, then the next attempt may run at once, and counts before its password is checked', () => {
+    expect(startAttempt(undefined, now)).toEqual({ allowed: true, next: { failures: 1, inFlight: 1, lastFailureAt: now, lockedUntil: null } });
+    expect(startAttempt(failures(2), now)).toMatchObject({ allowed: true, next: { failures: 3, inFlight: 1 } });
   });
   it('given 3 then 4 failures, then the next attempt waits 1 s then 2 s after the last one', () => {
-    expect(decideSignInAttempt(failures(3), at(500))).toEqual({ allowed: false, locked: false, retryAfterSeconds: 1 });
-    expect(decideSignInAttempt(failures(3), at(1000))).toEqual({ allowed: true });
-    expect(decideSignInAttempt(failures(4), at(1000))).toEqual({ allowed: false, locked: false, retryAfterSeconds: 1 });
-    expect(decideSignInAttempt(failures(4), at(2000))).toEqual({ allowed: true });
+    expect(startAttempt(failures(3), at(500))).toEqual({ allowed: false, locked: false, retryAfterSeconds: 1 });
+    expect(startAttempt(failures(3), at(1000)).allowed).toBe(true);
+    expect(startAttempt(failures(4), at(1000))).toEqual({ allowed: false, locked: false, retryAfterSeconds: 1 });
+    expect(startAttempt(failures(4), at(2000)).allowed).toBe(true);
   });
-  it('given 5 failures, then the email is locked for 15 minutes for this address, then starts afresh', () => {
-    const locked = failures(5)!;
-    expect(locked.lockedUntil).toEqual(at(LOCK_MS));
-    expect(decideSignInAttempt(locked, at(60_000))).toEqual({ allowed: false, locked: true, retryAfterSeconds: 840 });
-    expect(decideSignInAttempt(locked, at(LOCK_MS))).toEqual({ allowed: true });
-    expect(afterFailedSignIn(locked, at(LOCK_MS)).failures).toBe(1);
+  it('given attempts arriving together, then the 4th waits although none of the first 3 has finished', () => {
+    expect(startAttempt(started(3), now)).toEqual({ allowed: false, locked: false, retryAfterSeconds: 1 });
+  });
+  it('given 4 attempts, when the 5th is let through, then it locks for 15 minutes before its password is checked, then starts afresh', () => {
+    const s = startAttempt(failures(4), at(2000));
+    expect(s).toMatchObject({ allowed: true, next: { failures: 5, lockedUntil: at(2000 + LOCK_MS) } });
+    const locked = endAttempt((s as { next: AttemptRecord }).next, 'wrong', now)!;
+    expect(startAttempt(locked, at(62_000))).toEqual({ allowed: false, locked: true, retryAfterSeconds: 840 });
+    expect(startAttempt(locked, at(2000 + LOCK_MS))).toMatchObject({ allowed: true, next: { failures: 1, inFlight: 1, lockedUntil: null } });
   });
   it('given failures an hour old, then they are forgotten', () => {
-    expect(decideSignInAttempt(failures(4), at(3600_001))).toEqual({ allowed: true });
-    expect(afterFailedSignIn(failures(4), at(3600_001)).failures).toBe(1);
+    expect(startAttempt(failures(4), at(3600_001))).toMatchObject({ allowed: true, next: { failures: 1 } });
+  });
+  it('given a 3rd attempt whose hash took 3 s, when it ends wrong, then the 4th waits 1 s from its end, not from its start', () => {
+    const third = startAttempt(failures(2), now) as { next: AttemptRecord };
+    const ended = endAttempt(third.next, 'wrong', at(3000))!;
+    expect(ended.lastFailureAt).toEqual(at(3000));
+    expect(startAttempt(ended, at(3500))).toEqual({ allowed: false, locked: false, retryAfterSeconds: 1 });
+    expect(startAttempt(ended, at(4000)).allowed).toBe(true);
+  });
+  it('given a right password, then the finished failures are cleared and the lock its own attempt set is lifted', () => {
+    const fifth = startAttempt(failures(4), at(2000)) as { next: AttemptRecord };
+    expect(endAttempt(fifth.next, 'right', now)).toBeNull();
+    expect(endAttempt(started(1)!, 'right', now)).toBeNull();
+  });
+  it('given other attempts in flight, when one has the right password, then those stay counted until they end', () => {
+    const three = started(3)!;
+    const afterRight = endAttempt(three, 'right', now)!;
+    expect(afterRight).toMatchObject({ failures: 2, inFlight: 2 });
+    expect(startAttempt(afterRight, now).allowed).toBe(true);
+    const afterBoth = endAttempt(endAttempt(afterRight, 'wrong', now)!, 'wrong', now)!;
+    expect(afterBoth).toMatchObject({ failures: 2, inFlight: 0 });
+  });
+  it('given an attempt that never ran its hash (too busy), then it is taken back', () => {
+    expect(endAttempt(started(1)!, 'not_run', now)).toBeNull();
+    const third = startAttempt(failures(2), now) as { next: AttemptRecord };
+    expect(endAttempt(third.next, 'not_run', now)).toMatchObject({ failures: 2, inFlight: 0 });
   });
 });
 
-describe('isActiveEmailConflict', () => {
-  it('given the unique violation of members_active_email (pg names the constraint, PGlite the message), then it is the email_taken refusal', () => {
-    expect(isActiveEmailConflict({ code: '23505', constraint: 'members_active_email' })).toBe(true);
-    expect(isActiveEmailConflict({ code: '23505', message: 'duplicate key value violates unique constraint "members_active_email"' })).toBe(true);
-  });
-
-  it('given any other error, then it is not', () => {
-    expect(isActiveEmailConflict({ code: '23505', constraint: 'invitations_token_hash_key' })).toBe(false);
-    expect(isActiveEmailConflict({ code: '57P01', message: 'members_active_email' })).toBe(false);
-    expect(isActiveEmailConflict(new Error('boom'))).toBe(false);
-    expect(isActiveEmailConflict(undefined)).toBe(false);
+describe('hashing admission', () => {
+  it('given room, then a hash is admitted; given the address at its share, or the instance full, then not', () => {
+    expect(hashingAdmits({ total: 0, ofAddress: 0 })).toBe(true);
+    expect(hashingAdmits({ total: 3, ofAddress: HASHING_PER_ADDRESS - 1 })).toBe(true);
+    expect(hashingAdmits({ total: 3, ofAddress: HASHING_PER_ADDRESS })).toBe(false);
+    expect(hashingAdmits({ total: HASHING_CONCURRENCY + HASHING_QUEUE - 1, ofAddress: 0 })).toBe(true);
+    expect(hashingAdmits({ total: HASHING_CONCURRENCY + HASHING_QUEUE, ofAddress: 0 })).toBe(false);
   });
 });

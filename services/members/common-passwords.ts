@@ -1,0 +1,13 @@
+import { readFileSync } from 'node:fs';
+import { commonPasswordForm } from './rules';
+
+/** The list shipped beside this file (one password a line, `#` comments), read once. */
+export function loadCommonPasswords(): ReadonlySet<string> {
+  const text = readFileSync(new URL('./common-passwords.txt', import.meta.url), 'utf8');
+  return new Set(
+    text
+      .split('\n')
+      .filter((line) => line.trim() !== '' && !line.startsWith('#'))
+      .map(commonPasswordForm),
+  );
+}
