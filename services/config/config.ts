@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { isIP } from 'node:net';
 import { z } from 'zod';
+import { parseRedisUrl, type RedisTarget } from '../limits/redis-url';
 
 /** Empty strings count as unset, so `FOO= npm start` means "use the default". */
 const optionalString = z
@@ -39,7 +40,15 @@ const envSchema = z.object({
   PORT: intSetting(0, 65535, 3000),
   DATABASE_URL: optionalString.pipe(z.url({ protocol: /^postgres(ql)?$/ }).optional()),
   DATA_DIR: optionalString.transform((v) => v ?? './data'),
-  REDIS_URL: optionalString.pipe(z.url({ protocol: /^rediss?$/ }).optional()),
+  REDIS_URL: optionalString.transform((v, ctx): RedisTarget | undefined => {
+    if (v === undefined) return undefined;
+    const parsed = parseRedisUrl(v);
+    if ('reason' in parsed) {
+      ctx.addIssue({ code: 'custom', message: parsed.reason });
+      return z.NEVER;
+    }
+    return parsed.target;
+  }),
   KAFKA_BROKERS: optionalString.transform((v, ctx) => {
     if (v === undefined) return undefined;
     const brokers = v.split(',').map((b) => b.trim()).filter(Boolean);
@@ -127,7 +136,8 @@ export type Config = {
   port: number;
   databaseUrl?: string;
   dataDir: string;
-  redisUrl?: string;
+  /** From REDIS_URL: one server, a primary found through sentinels, or a cluster. */
+  redis?: RedisTarget;
   kafkaBrokers?: string[];
   sourceUrl?: string;
   sourceTimeoutMs: number;
@@ -202,7 +212,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     port: e.PORT,
     databaseUrl: e.DATABASE_URL,
     dataDir: e.DATA_DIR,
-    redisUrl: e.REDIS_URL,
+    redis: e.REDIS_URL,
     kafkaBrokers: e.KAFKA_BROKERS,
     sourceUrl: e.SOURCE_URL?.replace(/\/+$/, ''),
     sourceTimeoutMs: e.SOURCE_TIMEOUT_MS,
