@@ -98,7 +98,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
     const redis = config.redis ? createRedisConnection(config.redis) : undefined;
     if (redis) closers.push(() => closeRedisConnection(redis));
 
-    const authenticator = new KeyAuthenticator(sql, { marks: redis && createRedisRevocationMarks(redis) });
+    const authenticator = new KeyAuthenticator(sql, { marks: redis && createRedisRevocationMarks(redis), logger: log });
     await authenticator.start();
     closers.push(() => authenticator.stop());
     // On every (re)connect, this one included: the marks Redis may have lost come back from the database.
