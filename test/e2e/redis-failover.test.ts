@@ -38,16 +38,22 @@ interface Answer {
 /** Workers sending requests until `stop()`; every answer kept. Bounded in count and time. */
 function startLoad(targets: Array<{ name: string; url: string }>, keys: { fast: string; limited: string }, maxMs: number) {
   const answers: Answer[] = [];
+  /** Requests sent and not answered yet: when each was sent, by instance and key. */
+  const pending = new Map<number, { instance: string; key: string; sentAt: number }>();
+  let nextId = 0;
   let stopped = false;
   const deadline = Date.now() + maxMs;
   const worker = async (instance: { name: string; url: string }, key: 'fast' | 'limited') => {
     for (let i = 0; i < MAX_REQUESTS_PER_WORKER && !stopped && Date.now() < deadline; i++) {
       const sentAt = Date.now();
+      const id = nextId++;
+      pending.set(id, { instance: instance.name, key, sentAt });
       // The fast key reads the cache's counts (its token only); the limited one also takes a slot and a charge.
       const answer =
         key === 'fast'
           ? await call(instance.url, '/v1/cache/stats', { headers: bearer(keys.fast) })
           : await call(instance.url, '/v1/company', { headers: bearer(keys.limited), body: { url: 'acme-robotics' } });
+      pending.delete(id);
       answers.push({
         instance: instance.name,
         key,
@@ -63,6 +69,7 @@ function startLoad(targets: Array<{ name: string; url: string }>, keys: { fast: 
   const running = targets.flatMap((t) => [worker(t, 'fast'), worker(t, 'fast'), worker(t, 'limited')]);
   return {
     answers,
+    pending,
     async stop() {
       stopped = true;
       await Promise.all(running);
@@ -164,7 +171,21 @@ describe.skipIf(!databaseUrl || !privateRedis).each(DISRUPTIONS)('Redis failover
           if (first) recoveredAt[t.name] = first.doneAt;
           return first !== undefined;
         }),
-      );
+      ).catch((err: unknown) => {
+        const sentinelLogs = s.sentinels.map((x) => `sentinel ${x.port}:\n${x.logTail()}`).join('\n');
+        const now = Date.now();
+        const afterT0 = answers.filter((a) => a.sentAt >= t0);
+        const byStatus = targets.map((t) => {
+          const counts = new Map<number, number>();
+          for (const a of afterT0) if (a.instance === t.name) counts.set(a.status, (counts.get(a.status) ?? 0) + 1);
+          return `${t.name} ${JSON.stringify(Object.fromEntries(counts))}`;
+        });
+        const waiting = [...load.pending.values()].map((p) => `${p.instance}/${p.key} for ${now - p.sentAt} ms`);
+        throw new Error(
+          `${(err as Error).message}; answers since t0 by status ${byStatus.join(', ')}; unanswered: ${waiting.join(', ') || 'none'}; admitted again: ${JSON.stringify(recoveredAt)}; sentinels announced: ${announcedAt === undefined ? 'no' : `${announcedAt - t0} ms`}, name ${s.primaryPort()} (primary was ${s.primary.port}, replica ${s.replica.port})\n` +
+            `replica: ${s.replica.cli('info', 'replication').split('\n').slice(0, 3).join(' ')}\n${sentinelLogs}`,
+        );
+      });
       const windows = targets.map((t) => recoveredAt[t.name]! - t0);
       await waitUntil('the sentinels announce the new primary', 10_000, () => announcedAt !== undefined);
       await aftermath();

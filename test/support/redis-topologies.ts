@@ -4,7 +4,7 @@
 // afterAll; every process is also killed if the test process exits first. Check
 // `privateServersAvailable(['redis'], …)` (private-servers.ts) before starting one.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,6 +21,8 @@ export interface RedisProcess {
   thaw(): void;
   /** `redis-cli -p <port> <args>`, its output trimmed (empty when it does not answer in 2 s). */
   cli(...args: string[]): string;
+  /** The last lines of its log file, for a failure's message. */
+  logTail(lines?: number): string;
 }
 
 const hasExited = (proc: ChildProcess) => proc.exitCode !== null || proc.signalCode !== null;
@@ -66,6 +68,10 @@ async function startProcess(dir: string, port: number, lines: string[], sentinel
     freeze: () => void proc.kill('SIGSTOP'),
     thaw: () => void proc.kill('SIGCONT'),
     cli: (...args) => cli(port, args),
+    logTail(lines = 30) {
+      const file = join(dir, `${port}.log`);
+      return existsSync(file) ? readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join('\n') : '(no log)';
+    },
   };
 }
 
