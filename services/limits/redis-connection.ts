@@ -117,6 +117,11 @@ export class ConnectionStateLog {
   }
 }
 
+/** Connections closed on purpose (closeRedisConnection): for them 'end' is final. */
+const closedOnPurpose = new WeakSet<RedisClient>();
+/** Before connecting again after an 'end' we did not ask for. */
+const RESTART_AFTER_END_MS = 50;
+
 /**
  * Logs the connection's state changes (never an unhandled 'error' event) and connects. Resolves
  * once connected, or after the first attempt failed: the service then starts anyway, answers 503
@@ -135,12 +140,22 @@ export async function startRedisConnection(redis: RedisClient, log: ConnectionLo
   // Emitted only when a reconnect is scheduled, so not for our own quit().
   redis.on('reconnecting', () => write(states.failed(undefined, Date.now())));
   redis.on('ready', () => write(states.ready(Date.now())));
+  // ioredis stops reconnecting for good ('end') when its failover detector (sentinels announcing a
+  // new primary) cuts short a connect already under way, as after a primary's death: start over.
+  redis.on('end', () => {
+    if (closedOnPurpose.has(redis)) return;
+    log.info({}, 'Redis client stopped reconnecting (a connect cut short by a failover); connecting again');
+    setTimeout(() => {
+      if (!closedOnPurpose.has(redis) && redis.status === 'end') redis.connect().catch(() => {});
+    }, RESTART_AFTER_END_MS).unref();
+  });
   // The failure is already logged by the listeners above.
   await redis.connect().catch(() => {});
 }
 
 /** Quits politely when connected; otherwise (out, reconnecting) stops reconnecting at once. */
 export async function closeRedisConnection(redis: RedisClient): Promise<void> {
+  closedOnPurpose.add(redis);
   // While disconnected, QUIT is refused like any command (no offline queue) and would leave the
   // client reconnecting forever.
   if (redis.status === 'ready') await redis.quit().catch(() => redis.disconnect());
