@@ -43,7 +43,7 @@ const envSchema = z.object({
   REDIS_URL: optionalString.transform((v, ctx): RedisTarget | undefined => {
     if (v === undefined) return undefined;
     const parsed = parseRedisUrl(v);
-    if ('reason' in parsed) {
+    if (!parsed.ok) {
       ctx.addIssue({ code: 'custom', message: parsed.reason });
       return z.NEVER;
     }

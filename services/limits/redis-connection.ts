@@ -38,7 +38,7 @@ export const REDIS_OPTIONS = {
 const roundRetry = (attempt: number) => Math.min(50 * attempt, 1_000);
 
 /**
- * The connection to the target of REDIS_URL (see redis-url.ts and ADR 0009), not yet connected.
+ * The connection to the target of REDIS_URL (see redis-url.ts and ADR 0015), not yet connected.
  * With sentinels the client asks them for the primary on every (re)connect and also listens for
  * their `+switch-master`, so a primary that froze, and so never closed its connections, is left at
  * once rather than when it wakes up.

@@ -1,5 +1,5 @@
 /**
- * Where the service finds Redis, from `REDIS_URL` (ADR 0009):
+ * Where the service finds Redis, from `REDIS_URL` (ADR 0015):
  *
  * - `redis://[[user]:password@]host[:port][/db]` and `rediss://…` (TLS): one server, as ioredis reads it;
  * - `redis+sentinel://[[user]:password@]host[:port],host[:port],…/<primary name>`: the sentinels
@@ -23,7 +23,9 @@ export type RedisTarget =
   | ({ kind: 'sentinel'; sentinels: HostPort[]; primaryName: string } & Credentials)
   | ({ kind: 'cluster'; nodes: HostPort[] } & Credentials);
 
-export type ParsedRedisUrl = { target: RedisTarget } | { reason: string };
+export type ParsedRedisUrl = { ok: true; target: RedisTarget } | { ok: false; reason: string };
+
+const fail = (reason: string): ParsedRedisUrl => ({ ok: false, reason });
 
 const FORMS = 'redis://, rediss://, redis+sentinel://host:port,…/<primary name> or redis+cluster://host:port,…';
 const DEFAULT_PORT = { sentinel: 26379, cluster: 6379 } as const;
@@ -34,7 +36,7 @@ export function parseRedisUrl(value: string): ParsedRedisUrl {
   if (scheme === 'redis' || scheme === 'rediss') return parseStandalone(value);
   if (scheme === 'redis+sentinel') return parseMultiHost(value, 'sentinel');
   if (scheme === 'redis+cluster') return parseMultiHost(value, 'cluster');
-  return { reason: scheme === undefined ? `expected ${FORMS}` : `unknown scheme "${scheme}://": expected ${FORMS}` };
+  return fail(scheme === undefined ? `expected ${FORMS}` : `unknown scheme "${scheme}://": expected ${FORMS}`);
 }
 
 function parseStandalone(value: string): ParsedRedisUrl {
@@ -42,42 +44,42 @@ function parseStandalone(value: string): ParsedRedisUrl {
   try {
     url = new URL(value);
   } catch {
-    return { reason: 'not a valid URL' };
+    return fail('not a valid URL');
   }
-  if (url.hostname === '') return { reason: 'no host' };
+  if (url.hostname === '') return fail('no host');
   if (url.pathname !== '' && url.pathname !== '/' && !/^\/\d{1,2}$/.test(url.pathname)) {
-    return { reason: 'the path must be a database number, e.g. redis://127.0.0.1:6379/0' };
+    return fail('the path must be a database number, e.g. redis://127.0.0.1:6379/0');
   }
-  return { target: { kind: 'standalone', url: value } };
+  return { ok: true, target: { kind: 'standalone', url: value } };
 }
 
 function parseMultiHost(value: string, kind: 'sentinel' | 'cluster'): ParsedRedisUrl {
   const rest = value.slice(value.indexOf('://') + 3);
-  if (/[?#]/.test(rest)) return { reason: `redis+${kind}:// takes no query or fragment` };
+  if (/[?#]/.test(rest)) return fail(`redis+${kind}:// takes no query or fragment`);
   // The credentials end at the last '@' before the path, so a password may hold an encoded '@'.
   const slash = rest.indexOf('/');
   const authority = slash === -1 ? rest : rest.slice(0, slash);
   const path = slash === -1 ? '' : rest.slice(slash + 1);
   const at = authority.lastIndexOf('@');
   const credentials = at === -1 ? {} : parseCredentials(authority.slice(0, at));
-  if (credentials === undefined) return { reason: 'the credentials are not valid percent-encoding' };
+  if (credentials === undefined) return fail('the credentials are not valid percent-encoding');
   const hostList = at === -1 ? authority : authority.slice(at + 1);
   const hosts: HostPort[] = [];
   for (const entry of hostList.split(',')) {
     const parsed = parseHostPort(entry, DEFAULT_PORT[kind]);
     // A password with an unencoded '/' or '@' would land here: its pieces are never quoted.
-    if (parsed === undefined) return { reason: entry === '' ? 'an empty host in the host list' : `${value.includes('@') ? 'a host' : `"${entry}"`} is not host or host:port` };
-    if (parsed.port < 1 || parsed.port > 65535) return { reason: `port ${parsed.port} is not from 1 to 65535` };
+    if (parsed === undefined) return fail(entry === '' ? 'an empty host in the host list' : `${value.includes('@') ? 'a host' : `"${entry}"`} is not host or host:port`);
+    if (parsed.port < 1 || parsed.port > 65535) return fail(`port ${parsed.port} is not from 1 to 65535`);
     hosts.push(parsed);
   }
   if (kind === 'cluster') {
-    if (path !== '') return { reason: 'redis+cluster:// takes no path (a cluster has database 0 only)' };
-    return { target: { kind, nodes: hosts, ...credentials } };
+    if (path !== '') return fail('redis+cluster:// takes no path (a cluster has database 0 only)');
+    return { ok: true, target: { kind, nodes: hosts, ...credentials } };
   }
   const primaryName = decoded(path);
-  if (!primaryName) return { reason: 'redis+sentinel:// needs the primary name as its path, e.g. redis+sentinel://h1:26379,h2:26379/mymaster' };
-  if (/[\s/]/.test(primaryName)) return { reason: 'the primary name must have no spaces or slashes' };
-  return { target: { kind, sentinels: hosts, primaryName, ...credentials } };
+  if (!primaryName) return fail('redis+sentinel:// needs the primary name as its path, e.g. redis+sentinel://h1:26379,h2:26379/mymaster');
+  if (/[\s/]/.test(primaryName)) return fail('the primary name must have no spaces or slashes');
+  return { ok: true, target: { kind, sentinels: hosts, primaryName, ...credentials } };
 }
 
 function parseCredentials(userinfo: string): Credentials | undefined {

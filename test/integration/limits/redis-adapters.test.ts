@@ -21,7 +21,7 @@ import { rateLimiterContract } from '../../unit/limits/rate-limiter.contract';
 /** A connection as the service opens it (services/limits/redis-connection.ts), connected. */
 async function openConnection(url: string): Promise<RedisClient> {
   const parsed = parseRedisUrl(url);
-  if ('reason' in parsed) throw new Error(parsed.reason);
+  if (!parsed.ok) throw new Error(parsed.reason);
   const redis = createRedisConnection(parsed.target);
   redis.on('error', () => {}); // an outage shows in the calls that fail
   await redis.connect();

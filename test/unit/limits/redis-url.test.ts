@@ -6,18 +6,19 @@ describe('parseRedisUrl', () => {
     it.each(['redis://127.0.0.1:6379', 'redis://:secret@cache.internal:6379/3', 'rediss://user:secret@cache.example.org:6380', 'REDIS://127.0.0.1'])(
       'when it reads %s, then ioredis gets the URL as it is',
       (url) => {
-        expect(parseRedisUrl(url)).toEqual({ target: { kind: 'standalone', url } });
+        expect(parseRedisUrl(url)).toEqual({ ok: true, target: { kind: 'standalone', url } });
       },
     );
 
     it('when the path is not a database number, then it is refused', () => {
-      expect(parseRedisUrl('redis://127.0.0.1:6379/mymaster')).toEqual({ reason: 'the path must be a database number, e.g. redis://127.0.0.1:6379/0' });
+      expect(parseRedisUrl('redis://127.0.0.1:6379/mymaster')).toEqual({ ok: false, reason: 'the path must be a database number, e.g. redis://127.0.0.1:6379/0' });
     });
   });
 
   describe('given sentinels', () => {
     it('when it reads three host:port pairs and a primary name, then those are the sentinels and the name', () => {
       expect(parseRedisUrl('redis+sentinel://10.0.0.1:26379,10.0.0.2:26380,sentinel-3.internal:26381/lookup-limits')).toEqual({
+        ok: true,
         target: {
           kind: 'sentinel',
           sentinels: [
@@ -41,6 +42,7 @@ describe('parseRedisUrl', () => {
         target: { username: 'limits', password: 'p@ss/w0rd', primaryName: 'mymaster' },
       });
       expect(parseRedisUrl('redis+sentinel://:only-a-password@s1/mymaster')).toEqual({
+        ok: true,
         target: { kind: 'sentinel', sentinels: [{ host: 's1', port: 26379 }], primaryName: 'mymaster', password: 'only-a-password' },
       });
     });
@@ -56,13 +58,14 @@ describe('parseRedisUrl', () => {
       ['redis+sentinel://s1:26379/m?db=2', 'redis+sentinel:// takes no query or fragment'],
       ['redis+sentinel://%E0%A4%A@s1/m', 'the credentials are not valid percent-encoding'],
     ])('when it reads %s, then it is refused: %s', (url, reason) => {
-      expect(parseRedisUrl(url)).toEqual({ reason });
+      expect(parseRedisUrl(url)).toEqual({ ok: false, reason });
     });
   });
 
   describe('given a cluster', () => {
     it('when it reads some nodes, then those are the seed nodes (default port 6379)', () => {
       expect(parseRedisUrl('redis+cluster://:secret@10.0.0.1:7000,10.0.0.2,10.0.0.3:7002')).toEqual({
+        ok: true,
         target: {
           kind: 'cluster',
           nodes: [
@@ -74,7 +77,7 @@ describe('parseRedisUrl', () => {
         },
       });
       expect(parseRedisUrl('redis+cluster://10.0.0.1:7000/')).toMatchObject({ target: { kind: 'cluster' } });
-      expect(parseRedisUrl('redis+cluster://10.0.0.1:7000/0')).toEqual({ reason: 'redis+cluster:// takes no path (a cluster has database 0 only)' });
+      expect(parseRedisUrl('redis+cluster://10.0.0.1:7000/0')).toEqual({ ok: false, reason: 'redis+cluster:// takes no path (a cluster has database 0 only)' });
     });
   });
 
@@ -84,12 +87,12 @@ describe('parseRedisUrl', () => {
       ['127.0.0.1:6379', 'expected redis://, rediss://, redis+sentinel://host:port,…/<primary name> or redis+cluster://host:port,…'],
       ['redis://', 'no host'],
     ])('when it reads %s, then it is refused: %s', (url, reason) => {
-      expect(parseRedisUrl(url)).toEqual({ reason });
+      expect(parseRedisUrl(url)).toEqual({ ok: false, reason });
     });
 
     it('when a password holds an unencoded slash, then the reason never quotes a piece of it', () => {
       const parsed = parseRedisUrl('redis+cluster://admin:top/secret@10.0.0.1:7000');
-      expect(parsed).toEqual({ reason: 'a host is not host or host:port' });
+      expect(parsed).toEqual({ ok: false, reason: 'a host is not host or host:port' });
     });
   });
 });
