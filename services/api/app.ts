@@ -4,7 +4,7 @@ import { ANONYMOUS_RATE_LIMITED, ApiError, ERROR_CATALOGUE } from '../../contrac
 import { newRequestId } from '../common/ids';
 import type { Config } from '../config/config';
 import { LimiterUnavailableError } from '../limits/limiter-unavailable';
-import type { RateDecision } from '../limits/rate-limiter';
+import { apiKeyBucket, type RateDecision } from '../limits/rate-limiter';
 import { isAdminAuthorization, readCredentials } from './auth';
 import { MALFORMED_REQUEST, createRawAnswerer, type Admission } from './client-errors';
 import type { AppDeps, RequestArea } from './deps';
@@ -105,7 +105,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       // Steady state: the revocation mark and the key's token in one Redis round trip.
       const { takeUnlessMarked } = deps.rateLimiter;
       const admitted = takeUnlessMarked
-        ? await deps.authenticator.admitCached(credentials.key, (k, markKey) => takeUnlessMarked(`key:${k.keyId}`, markKey, k.rateLimitPerMinute))
+        ? await deps.authenticator.admitCached(credentials.key, (k, markKey) => takeUnlessMarked(apiKeyBucket(k.keyId), markKey, k.rateLimitPerMinute))
         : undefined;
       if (admitted) {
         req.apiKey = admitted.key;
@@ -126,7 +126,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     }
     try {
       decision ??= req.apiKey
-        ? await deps.rateLimiter.take(`key:${req.apiKey.keyId}`, req.apiKey.rateLimitPerMinute)
+        ? await deps.rateLimiter.take(apiKeyBucket(req.apiKey.keyId), req.apiKey.rateLimitPerMinute)
         : (anonymous ?? (await takeAnonymous(req.ip)));
     } catch (err) {
       if (err instanceof LimiterUnavailableError && req.routeOptions.config?.rateLimit === 'bucket_when_reachable') {

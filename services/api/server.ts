@@ -23,7 +23,7 @@ import { usageProjection } from '../projections/usage';
 import { eventsBehind } from '../health/lag';
 import { InstanceLifecycle } from '../health/readiness';
 import { instrumentedSource } from '../metrics/instrumented-source';
-import { recordCommittedEvents, registerLagSource } from '../metrics/metrics';
+import { recordCommittedEvents, recordRevocationMarksRestored, registerLagSource } from '../metrics/metrics';
 import { startMetricsServer } from '../metrics/metrics-server';
 import { RELAY_SUBSCRIPTION, startRelay } from '../relay/relay';
 import { startSandbox } from '../sandbox/server';
@@ -108,12 +108,22 @@ export async function startServer(config: Config): Promise<RunningServer> {
 
     // Fails fast while Redis is out (503 where it is needed) and reconnects by itself: see
     // redis-connection.ts. Connected once the app's logger exists, below.
-    const redis = config.redisUrl ? createRedisConnection(config.redisUrl) : undefined;
+    const redis = config.redis ? createRedisConnection(config.redis) : undefined;
     if (redis) closers.push(() => closeRedisConnection(redis));
 
-    const authenticator = new KeyAuthenticator(sql, { marks: redis && createRedisRevocationMarks(redis) });
+    const authenticator = new KeyAuthenticator(sql, { marks: redis && createRedisRevocationMarks(redis), logger: log });
     await authenticator.start();
     closers.push(() => authenticator.stop());
+    // On every (re)connect, this one included: the marks Redis may have lost come back from the database.
+    redis?.on('ready', () => {
+      authenticator.restoreMarks().then(
+        (restored) => {
+          recordRevocationMarksRestored(restored);
+          log.info({ restored }, 'revocation marks restored from the database');
+        },
+        (err: unknown) => log.error({ err }, 'restoring revocation marks failed; keys revoked in the last two minutes rely on the key cache notification until the next reconnect'),
+      );
+    });
     const keyUse = new KeyUseRecorder(sql, { logger: log });
     // Closed after the app (closers run in reverse): the last requests' uses are written too.
     closers.push(() => keyUse.stop());

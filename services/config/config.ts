@@ -5,6 +5,7 @@ import { isIP } from 'node:net';
 import { z } from 'zod';
 import { parseDatabaseUrl } from '../eventstore/database-url';
 import { AUDIT_HEARTBEAT_EVERY_MS } from '../projections/audit-job';
+import { parseRedisUrl, type RedisTarget } from '../limits/redis-url';
 
 /** Empty strings count as unset, so `FOO= npm start` means "use the default". */
 const optionalString = z
@@ -50,7 +51,15 @@ const envSchema = z.object({
     return v;
   }),
   DATA_DIR: optionalString.transform((v) => v ?? './data'),
-  REDIS_URL: optionalString.pipe(z.url({ protocol: /^rediss?$/ }).optional()),
+  REDIS_URL: optionalString.transform((v, ctx): RedisTarget | undefined => {
+    if (v === undefined) return undefined;
+    const parsed = parseRedisUrl(v);
+    if (!parsed.ok) {
+      ctx.addIssue({ code: 'custom', message: parsed.reason });
+      return z.NEVER;
+    }
+    return parsed.target;
+  }),
   KAFKA_BROKERS: optionalString.transform((v, ctx) => {
     if (v === undefined) return undefined;
     const brokers = v.split(',').map((b) => b.trim()).filter(Boolean);
@@ -143,7 +152,8 @@ export type Config = {
   port: number;
   databaseUrl?: string;
   dataDir: string;
-  redisUrl?: string;
+  /** From REDIS_URL: one server, a primary found through sentinels, or a cluster. */
+  redis?: RedisTarget;
   kafkaBrokers?: string[];
   sourceUrl?: string;
   sourceTimeoutMs: number;
@@ -219,7 +229,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     port: e.PORT,
     databaseUrl: e.DATABASE_URL,
     dataDir: e.DATA_DIR,
-    redisUrl: e.REDIS_URL,
+    redis: e.REDIS_URL,
     kafkaBrokers: e.KAFKA_BROKERS,
     sourceUrl: e.SOURCE_URL?.replace(/\/+$/, ''),
     sourceTimeoutMs: e.SOURCE_TIMEOUT_MS,

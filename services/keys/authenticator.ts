@@ -226,12 +226,35 @@ export class KeyAuthenticator {
    */
   async revoked(keyId: string): Promise<void> {
     this.forget(keyId);
-    // Twice the longest a valid key stays cached: an entry filled just before the commit expires first.
-    await this.options.marks?.mark(keyId, 2 * this.validTtlMs());
+    await this.options.marks?.mark(keyId, this.markLifetimeMs());
+  }
+
+  /**
+   * Marks are a cache of what PostgreSQL holds: every key revoked within a mark's lifetime is
+   * marked again for what is left of it. Run on every connection to Redis, so a Redis that came
+   * back empty, a replica promoted before a mark reached it, or marks renamed by an upgrade (their
+   * hash tags) lose nothing. Returns how many keys were marked.
+   */
+  async restoreMarks(): Promise<number> {
+    const marks = this.options.marks;
+    if (!marks) return 0;
+    // The database's clock for both ends, as for the revocation itself.
+    const { rows } = await this.sql.query<{ id: string; ms_left: string | number }>(
+      `SELECT id, $1::bigint - floor(extract(epoch FROM now() - revoked_at) * 1000)::bigint AS ms_left
+         FROM api_keys WHERE revoked_at > now() - $1::bigint * interval '1 millisecond'`,
+      [this.markLifetimeMs()],
+    );
+    await Promise.all(rows.map((row) => marks.mark(row.id, Number(row.ms_left))));
+    return rows.length;
   }
 
   private validTtlMs(): number {
     return this.options.ttlMs ?? 60_000;
+  }
+
+  /** Twice the longest a valid key stays cached: an entry filled just before the revoke's commit expires first. */
+  private markLifetimeMs(): number {
+    return 2 * this.validTtlMs();
   }
 
   /** Drops a key, or every key of a workspace, from the cache (revoked, or limits changed). */

@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
 import {
   assertMax,
   HeldSlots,
@@ -9,6 +8,8 @@ import {
   type SlotHandle,
 } from './concurrency';
 import { orLimiterUnavailable } from './limiter-unavailable';
+import type { RedisClient } from './redis-connection';
+import { hashTagged } from './redis-keys';
 
 // Shared by both scripts: the key lives until its last lease ends, so idle scopes disappear.
 const NOW_AND_EXPIRE = `
@@ -53,7 +54,7 @@ interface SlotCommands {
 }
 
 export interface RedisConcurrencySlotsOptions extends ConcurrencySlotsOptions {
-  /** Prefix of every scope's sorted set (default `slots:`). */
+  /** Prefix of every scope's sorted set (default `slots:`), followed by the scope as its hash tag. */
   keyPrefix?: string;
 }
 
@@ -64,7 +65,7 @@ export interface RedisConcurrencySlotsOptions extends ConcurrencySlotsOptions {
  * is no longer renewed, so it frees when its lease lapses).
  */
 export function createRedisConcurrencySlots(
-  redis: Redis,
+  redis: RedisClient,
   options: RedisConcurrencySlotsOptions = {},
 ): ConcurrencySlots {
   const { leaseMs, renewEveryMs, renew, onRenewError } = resolveOptions(options);
@@ -72,13 +73,14 @@ export function createRedisConcurrencySlots(
   const defined = redis as unknown as Partial<SlotCommands>;
   if (typeof defined[ACQUIRE] !== 'function') redis.defineCommand(ACQUIRE, { numberOfKeys: 1, lua: ACQUIRE_SCRIPT });
   if (typeof defined[RENEW] !== 'function') redis.defineCommand(RENEW, { numberOfKeys: 1, lua: RENEW_SCRIPT });
-  const client = redis as unknown as SlotCommands & Redis;
+  const client = redis as unknown as SlotCommands & RedisClient;
+  const keyOf = (scope: string) => hashTagged(keyPrefix, scope);
 
   const held = new HeldSlots(
     renewEveryMs,
     renew,
     async (scope, slotIds) => {
-      await orLimiterUnavailable('concurrency slot renew', () => client[RENEW](keyPrefix + scope, leaseMs, ...slotIds));
+      await orLimiterUnavailable('concurrency slot renew', () => client[RENEW](keyOf(scope), leaseMs, ...slotIds));
     },
     onRenewError,
   );
@@ -87,13 +89,13 @@ export function createRedisConcurrencySlots(
     async acquire(scope: string, max: number): Promise<SlotHandle | null> {
       assertMax(max);
       const slotId = randomUUID();
-      const granted = await orLimiterUnavailable('concurrency slot acquire', () => client[ACQUIRE](keyPrefix + scope, max, leaseMs, slotId));
+      const granted = await orLimiterUnavailable('concurrency slot acquire', () => client[ACQUIRE](keyOf(scope), max, leaseMs, slotId));
       if (granted !== 1) return null;
       held.add(scope, slotId);
       return {
         async release() {
           // Stop renewing first; ZREM of a slot already gone is harmless.
-          if (held.delete(scope, slotId)) await orLimiterUnavailable('concurrency slot release', () => client.zrem(keyPrefix + scope, slotId));
+          if (held.delete(scope, slotId)) await orLimiterUnavailable('concurrency slot release', () => client.zrem(keyOf(scope), slotId));
         },
       };
     },

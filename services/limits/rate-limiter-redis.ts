@@ -1,5 +1,6 @@
-import type { Redis } from 'ioredis';
 import type { RateDecision, RateLimiter } from './rate-limiter';
+import type { RedisClient } from './redis-connection';
+import { hashTagged } from './redis-keys';
 import { orLimiterUnavailable } from './limiter-unavailable';
 import { assertPerMinute } from './token-bucket';
 
@@ -44,7 +45,8 @@ return {allowed, remaining, reset, retry}
 
 /**
  * A key's admission in one round trip: its revocation mark (KEYS[2]) checked, then, unmarked, its
- * token taken. A marked key takes nothing and gets {-1}: the caller then asks the database.
+ * token taken. A marked key takes nothing and gets {-1}: the caller then asks the database. Both
+ * keys carry the same hash tag (redis-keys.ts), so a Redis Cluster runs it on one node.
  */
 const TAKE_UNLESS_MARKED_SCRIPT = `
 if redis.call('EXISTS', KEYS[2]) == 1 then return {-1} end
@@ -60,7 +62,7 @@ interface TakeCommand {
 }
 
 export interface RedisRateLimiterOptions {
-  /** Prefix of every bucket key (default `ratelimit:`). */
+  /** Prefix of every bucket key (default `ratelimit:`), followed by the bucket's name as its hash tag. */
   keyPrefix?: string;
 }
 
@@ -69,7 +71,7 @@ export interface RedisRateLimiterOptions {
  * ioredis `defineCommand` sends EVALSHA and falls back to EVAL when the script is not cached.
  * When Redis does not answer, `take` throws LimiterUnavailableError.
  */
-export function createRedisRateLimiter(redis: Redis, options: RedisRateLimiterOptions = {}): RateLimiter & Required<Pick<RateLimiter, 'takeUnlessMarked'>> {
+export function createRedisRateLimiter(redis: RedisClient, options: RedisRateLimiterOptions = {}): RateLimiter & Required<Pick<RateLimiter, 'takeUnlessMarked'>> {
   const keyPrefix = options.keyPrefix ?? 'ratelimit:';
   const client = redis as unknown as Partial<TakeCommand>;
   if (typeof client[COMMAND] !== 'function') {
@@ -84,7 +86,7 @@ export function createRedisRateLimiter(redis: Redis, options: RedisRateLimiterOp
     async takeUnlessMarked(bucketKey: string, markKey: string, perMinute: number): Promise<RateDecision | 'marked'> {
       assertPerMinute(perMinute);
       const [allowed, remaining, resetSeconds, retryAfterSeconds] = await orLimiterUnavailable('rate limit take', () =>
-        (client as TakeCommand)[TAKE_UNLESS_MARKED](keyPrefix + bucketKey, markKey, perMinute),
+        (client as TakeCommand)[TAKE_UNLESS_MARKED](hashTagged(keyPrefix, bucketKey), markKey, perMinute),
       );
       if (allowed === -1) return 'marked';
       return { allowed: allowed === 1, limit: perMinute, remaining: remaining!, resetSeconds: resetSeconds!, retryAfterSeconds: retryAfterSeconds! };
@@ -92,7 +94,7 @@ export function createRedisRateLimiter(redis: Redis, options: RedisRateLimiterOp
     async take(bucketKey: string, perMinute: number): Promise<RateDecision> {
       assertPerMinute(perMinute);
       const [allowed, remaining, resetSeconds, retryAfterSeconds] = await orLimiterUnavailable('rate limit take', () =>
-        take(keyPrefix + bucketKey, perMinute),
+        take(hashTagged(keyPrefix, bucketKey), perMinute),
       );
       return { allowed: allowed === 1, limit: perMinute, remaining, resetSeconds, retryAfterSeconds };
     },

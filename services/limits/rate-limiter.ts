@@ -11,6 +11,11 @@ export interface RateDecision {
   retryAfterSeconds: number;
 }
 
+/** The bucket of an API key (a client IP's is `ip:<address>`); its revocation mark shares the name. */
+export function apiKeyBucket(keyId: string): string {
+  return `key:${keyId}`;
+}
+
 export interface RateLimiter {
   /** Takes one token from `bucketKey`, whose capacity is `perMinute`, refilled evenly over 60 s. */
   take(bucketKey: string, perMinute: number): Promise<RateDecision>;

@@ -194,6 +194,12 @@ export const redisErrors = new Counter({
   registers: [registry],
 });
 
+export const revocationMarksRestored = new Counter({
+  name: `${PREFIX}revocation_marks_restored_total`,
+  help: 'Revocation marks written back to Redis from the database on (re)connecting to it',
+  registers: [registry],
+});
+
 export const auditsRunning = new Gauge({
   name: `${PREFIX}audits_running`,
   help: 'Audits of the whole log running on this instance (POST /admin/v1/audit and audit jobs)',
@@ -327,6 +333,10 @@ export function recordDatabaseHostSearch(outcome: 'same' | 'moved' | 'none'): vo
 
 export function recordRedisError(): void {
   redisErrors.inc();
+}
+
+export function recordRevocationMarksRestored(count: number): void {
+  revocationMarksRestored.inc(count);
 }
 
 export function recordRelayPublishError(): void {

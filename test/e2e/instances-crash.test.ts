@@ -58,7 +58,7 @@ describe.skipIf(!databaseUrl || !redisUrl)('an instance killed mid-request', () 
     const claimedAt = Date.now();
     const lost = withIdempotencyKey(doomed.url).catch((err: Error) => err);
     // The request holds the workspace's one slot (and, taken before it, the key) on the child.
-    const holding = await eventually(async () => (await redis.zcard(`slots:ws:${workspaceId}`)) === 1, 5000, 20);
+    const holding = await eventually(async () => (await redis.zcard(`slots:{ws:${workspaceId}}`)) === 1, 5000, 20);
     expect(holding, `the child never took the slot:\n${doomed.output()}`).toBe(true);
 
     await doomed.kill();

@@ -7,10 +7,11 @@ import { recordingSql, type RecordedStatement } from '../../support/recording-sq
 import { ledgerBackends, type OpenBackend } from '../ledger/backends';
 
 /** Revocation marks kept in this process, expiring as the Redis ones do. */
-function memoryMarks(): RevocationMarks & { failing: boolean } {
+function memoryMarks(): RevocationMarks & { failing: boolean; expiresAt(keyId: string): number | undefined } {
   const marks = new Map<string, number>();
   return {
     failing: false,
+    expiresAt: (keyId) => marks.get(keyId),
     async mark(keyId, ttlMs) {
       if (this.failing) throw new Error('marks unreachable');
       marks.set(keyId, Date.now() + ttlMs);
@@ -117,6 +118,28 @@ describe.each(ledgerBackends())('key authenticator on $name', (backendDef) => {
     await authenticator.revoked(id);
     expect(authenticator.isCached(key)).toBe(false);
     expect(await authenticator.authenticate(key)).toBeNull();
+  });
+
+  it('given marks lost (Redis restarted empty, promoted, or renamed), when they are restored, then every key revoked within a mark lifetime is marked for what is left of it, and no older one', async () => {
+    const recent = await newKey();
+    const old = await newKey();
+    const valid = await newKey();
+    await ledger.revokeKey(recent.id);
+    await ledger.revokeKey(old.id);
+    // Revoked before any mark could still live (marks last twice the 60 s key cache).
+    await backend.sql.query(`UPDATE api_keys SET revoked_at = now() - interval '121 seconds' WHERE id = $1`, [old.id]);
+    expect(await marks.isMarked(recent.id)).toBe(false);
+
+    const restoredAt = Date.now();
+    expect(await authenticator.restoreMarks()).toBeGreaterThanOrEqual(1);
+    expect(await marks.isMarked(recent.id)).toBe(true);
+    const left = marks.expiresAt(recent.id)! - restoredAt;
+    expect(left).toBeGreaterThan(100_000);
+    expect(left).toBeLessThanOrEqual(120_000 + 50);
+    expect(await marks.isMarked(old.id)).toBe(false);
+    expect(await marks.isMarked(valid.id)).toBe(false);
+    // Without marks there is nothing to restore.
+    expect(await other.restoreMarks()).toBe(0);
   });
 
   it('given marks that cannot be read, when a cached valid key is checked, then the database decides and the failure is logged', async () => {

@@ -1,43 +1,68 @@
+// Every Redis adapter (rate limiter, concurrency slots, revocation marks) against each form of
+// REDIS_URL: the shared server (standalone), a primary found through three sentinels, and a
+// three-primary Redis Cluster, through the connection the service itself opens. The sentinel and
+// cluster servers are this file's own (test/support/redis-topologies.ts).
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createRedisRevocationMarks } from '../../../services/keys/revocation-marks-redis';
 import { createRedisConcurrencySlots } from '../../../services/limits/concurrency-redis';
 import type { ConcurrencySlots } from '../../../services/limits/concurrency';
+import { apiKeyBucket } from '../../../services/limits/rate-limiter';
 import { createRedisRateLimiter } from '../../../services/limits/rate-limiter-redis';
+import { closeRedisConnection, createRedisConnection, type RedisClient } from '../../../services/limits/redis-connection';
+import { parseRedisUrl } from '../../../services/limits/redis-url';
 import { concurrencyContract } from '../../unit/limits/concurrency.contract';
+import { privateServersAvailable } from '../../support/private-servers';
+import { startClusterSetup, startSentinelSetup, type ClusterSetup, type SentinelSetup } from '../../support/redis-topologies';
 import { serverUrl } from '../../support/servers';
 import { rateLimiterContract } from '../../unit/limits/rate-limiter.contract';
 
-const REDIS_URL = serverUrl('redis');
-
-// Every key this file writes starts with a prefix of its own, so runs never meet.
-const RUN = `test:${randomUUID()}:`;
-const connections: Redis[] = [];
-function connect(): Redis {
-  const redis = new Redis(REDIS_URL!, { lazyConnect: false, maxRetriesPerRequest: 2 });
-  connections.push(redis);
+/** A connection as the service opens it (services/limits/redis-connection.ts), connected. */
+async function openConnection(url: string): Promise<RedisClient> {
+  const parsed = parseRedisUrl(url);
+  if (!parsed.ok) throw new Error(parsed.reason);
+  const redis = createRedisConnection(parsed.target);
+  redis.on('error', () => {}); // an outage shows in the calls that fail
+  await redis.connect();
   return redis;
 }
 
-describe.skipIf(!REDIS_URL)('Redis adapters', () => {
+/** Each primary of the connection: the cluster's three, else the one. */
+const primariesOf = (redis: RedisClient) => ('nodes' in redis ? redis.nodes('master') : [redis]);
+
+/**
+ * The adapters' suite on the Redis of `url()` (read once the suite's beforeAll has started it).
+ * Every key this suite writes starts with a prefix of its own, so runs never meet.
+ */
+function redisAdapterSuite(url: () => string): void {
+  const RUN = `test:${randomUUID()}:`;
+  const connections: RedisClient[] = [];
+  async function connect(): Promise<RedisClient> {
+    const redis = await openConnection(url());
+    connections.push(redis);
+    return redis;
+  }
+
   afterAll(async () => {
-    const cleaner = connect();
-    const keys = await cleaner.keys(`${RUN}*`);
-    if (keys.length) await cleaner.del(...keys);
-    await Promise.all(connections.map((c) => c.quit()));
+    const cleaner = await connect();
+    for (const node of primariesOf(cleaner)) {
+      const keys = await node.keys(`${RUN}*`);
+      for (const key of keys) await node.del(key);
+    }
+    await Promise.all(connections.map((c) => closeRedisConnection(c)));
   });
 
   describe('rate limiter contract', () => {
     rateLimiterContract(async () => {
-      const limiter = createRedisRateLimiter(connect(), { keyPrefix: `${RUN}rl:` });
+      const limiter = createRedisRateLimiter(await connect(), { keyPrefix: `${RUN}rl:` });
       return { limiter, advance: (ms) => sleep(ms), close: () => limiter.close() };
     });
   });
 
   describe('concurrency slots contract', () => {
     concurrencyContract(async () => {
-      const redis = connect();
+      const redis = await connect();
       const opened: ConcurrencySlots[] = [];
       return {
         open: async (options) => {
@@ -53,13 +78,12 @@ describe.skipIf(!REDIS_URL)('Redis adapters', () => {
   });
 
   describe('two instances on two connections', () => {
-    let a: Redis;
-    let b: Redis;
-    beforeAll(() => {
-      a = connect();
-      b = connect();
+    let a: RedisClient;
+    let b: RedisClient;
+    beforeAll(async () => {
+      a = await connect();
+      b = await connect();
     });
-
     it('share one bucket per key', async () => {
       const limiterA = createRedisRateLimiter(a, { keyPrefix: `${RUN}shared:` });
       const limiterB = createRedisRateLimiter(b, { keyPrefix: `${RUN}shared:` });
@@ -110,48 +134,61 @@ describe.skipIf(!REDIS_URL)('Redis adapters', () => {
 
   describe('Redis specifics', () => {
     it('a bucket key expires when the bucket would be full again', async () => {
-      const redis = connect();
+      const redis = await connect();
       const limiter = createRedisRateLimiter(redis, { keyPrefix: `${RUN}ttl:` });
       const key = randomUUID();
       await limiter.take(key, 60); // one token short: full in 1 s
-      const ttl = await redis.pttl(`${RUN}ttl:${key}`);
+      const ttl = await redis.pttl(`${RUN}ttl:{${key}}`);
       expect(ttl).toBeGreaterThan(900);
       expect(ttl).toBeLessThanOrEqual(1001);
       await limiter.take(key, 60);
-      expect(await redis.pttl(`${RUN}ttl:${key}`)).toBeGreaterThan(1900);
+      expect(await redis.pttl(`${RUN}ttl:{${key}}`)).toBeGreaterThan(1900);
     });
 
     it('a slot set expires with its last lease', async () => {
-      const redis = connect();
+      const redis = await connect();
       const slots = createRedisConcurrencySlots(redis, { keyPrefix: `${RUN}ttl-slots:`, leaseMs: 5_000 });
       const ws = randomUUID();
       const handle = await slots.acquire(ws, 1);
-      const ttl = await redis.pttl(`${RUN}ttl-slots:${ws}`);
+      const ttl = await redis.pttl(`${RUN}ttl-slots:{${ws}}`);
       expect(ttl).toBeGreaterThan(4_000);
       expect(ttl).toBeLessThanOrEqual(5_001);
       await handle!.release();
-      expect(await redis.zcard(`${RUN}ttl-slots:${ws}`)).toBe(0);
+      expect(await redis.zcard(`${RUN}ttl-slots:{${ws}}`)).toBe(0);
       await slots.close();
     });
 
     it('takeUnlessMarked: the token of an unmarked key, the same bucket as take; nothing of a marked one', async () => {
-      const redis = connect();
+      const redis = await connect();
       const limiter = createRedisRateLimiter(redis, { keyPrefix: `${RUN}marked:` });
       const key = randomUUID();
-      const mark = `${RUN}mark:${key}`;
+      // The bucket's hash tag, as a revocation mark carries it (a cluster refuses keys of two slots).
+      const mark = `${RUN}mark:{${key}}`;
+      const otherMark = `${RUN}other-mark:{${key}}`;
       expect(await limiter.takeUnlessMarked(key, mark, 10)).toMatchObject({ allowed: true, limit: 10, remaining: 9, retryAfterSeconds: 0 });
       expect(await limiter.take(key, 10)).toMatchObject({ allowed: true, remaining: 8 });
       await redis.set(mark, '1', 'PX', 60_000);
       expect(await limiter.takeUnlessMarked(key, mark, 10)).toBe('marked');
       // Nothing was taken by the marked call.
       expect(await limiter.take(key, 10)).toMatchObject({ allowed: true, remaining: 7 });
-      for (let i = 0; i < 7; i++) await limiter.takeUnlessMarked(key, `${mark}:other`, 10);
-      expect(await limiter.takeUnlessMarked(key, `${mark}:other`, 10)).toMatchObject({ allowed: false, remaining: 0, retryAfterSeconds: 6 });
+      for (let i = 0; i < 7; i++) await limiter.takeUnlessMarked(key, otherMark, 10);
+      expect(await limiter.takeUnlessMarked(key, otherMark, 10)).toMatchObject({ allowed: false, remaining: 0, retryAfterSeconds: 6 });
     });
 
-    it('on an auto-pipelining connection, concurrent calls keep their own answers', async () => {
-      const redis = new Redis(REDIS_URL!, { enableAutoPipelining: true });
-      connections.push(redis);
+    it('an API key revoked: its mark, written by the marks adapter, stops the admission script in one call', async () => {
+      const redis = await connect();
+      const limiter = createRedisRateLimiter(redis, { keyPrefix: `${RUN}admission:` });
+      const marks = createRedisRevocationMarks(redis, `${RUN}revoked:`);
+      const keyId = `key_${randomUUID()}`;
+      const admit = () => limiter.takeUnlessMarked(apiKeyBucket(keyId), marks.storageKey!(keyId), 10);
+      expect(await admit()).toMatchObject({ allowed: true, remaining: 9 });
+      await marks.mark(keyId, 60_000);
+      expect(await marks.isMarked(keyId)).toBe(true);
+      expect(await admit()).toBe('marked');
+    });
+
+    it('concurrent calls on the auto-pipelining connection keep their own answers', async () => {
+      const redis = await connect();
       const limiter = createRedisRateLimiter(redis, { keyPrefix: `${RUN}autopipe:` });
       const key = randomUUID();
       const decisions = await Promise.all(Array.from({ length: 20 }, () => limiter.take(key, 10)));
@@ -160,17 +197,62 @@ describe.skipIf(!REDIS_URL)('Redis adapters', () => {
     });
 
     it('keeps working after the script cache is flushed (EVALSHA falls back to EVAL)', async () => {
-      const redis = connect();
+      const redis = await connect();
+      const flush = () => Promise.all(primariesOf(redis).map((node) => node.script('FLUSH')));
       const limiter = createRedisRateLimiter(redis, { keyPrefix: `${RUN}flush:` });
       const slots = createRedisConcurrencySlots(redis, { keyPrefix: `${RUN}flush-slots:` });
       const key = randomUUID();
       await limiter.take(key, 10);
-      await redis.script('FLUSH');
+      await flush();
       expect((await limiter.take(key, 10)).remaining).toBe(8);
-      await redis.script('FLUSH');
-      expect(await limiter.takeUnlessMarked(key, `${RUN}flush-mark:${key}`, 10)).toMatchObject({ remaining: 7 });
+      await flush();
+      expect(await limiter.takeUnlessMarked(key, `${RUN}flush-mark:{${key}}`, 10)).toMatchObject({ remaining: 7 });
       expect(await slots.acquire(key, 1)).not.toBeNull();
       await slots.close();
     });
+  });
+}
+
+const REDIS_URL = serverUrl('redis');
+describe.skipIf(!REDIS_URL)('Redis adapters on one server (redis://)', () => {
+  redisAdapterSuite(() => REDIS_URL!);
+});
+
+const privateRedis = privateServersAvailable(['redis'], 'Redis adapters on sentinels and on a cluster');
+
+describe.skipIf(!privateRedis)('Redis adapters on a primary found through sentinels (redis+sentinel://)', () => {
+  let setup: SentinelSetup | undefined;
+  beforeAll(async () => {
+    setup = await startSentinelSetup();
+  });
+  afterAll(async () => {
+    await setup?.destroy();
+  });
+  redisAdapterSuite(() => setup!.url);
+});
+
+describe.skipIf(!privateRedis)('Redis adapters on a three-primary cluster (redis+cluster://)', () => {
+  let setup: ClusterSetup | undefined;
+  beforeAll(async () => {
+    setup = await startClusterSetup();
+  });
+  afterAll(async () => {
+    await setup?.destroy();
+  });
+  redisAdapterSuite(() => setup!.url);
+
+  it('spreads the keys of different API keys over the three primaries (the hash tag is the key, not a constant)', async () => {
+    const redis = await openConnection(setup!.url);
+    try {
+      const prefix = `spread:${randomUUID()}:`;
+      const limiter = createRedisRateLimiter(redis, { keyPrefix: prefix });
+      await Promise.all(Array.from({ length: 30 }, () => limiter.take(apiKeyBucket(randomUUID()), 10)));
+      const perNode = await Promise.all(primariesOf(redis).map(async (node) => (await node.keys(`${prefix}*`)).length));
+      expect(perNode.reduce((a, b) => a + b)).toBe(30);
+      expect(perNode).toHaveLength(3);
+      expect(perNode.every((n) => n > 0)).toBe(true);
+    } finally {
+      await closeRedisConnection(redis);
+    }
   });
 });

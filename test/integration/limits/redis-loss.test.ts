@@ -3,7 +3,6 @@
 // come back, and the same connection works again once it is restarted on the same port. The
 // connection logs the outage once and the recovery once.
 import { randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRedisRevocationMarks } from '../../../services/keys/revocation-marks-redis';
 import { createRedisConcurrencySlots } from '../../../services/limits/concurrency-redis';
@@ -14,6 +13,7 @@ import {
   createRedisConnection,
   startRedisConnection,
   type ConnectionLogger,
+  type RedisClient,
 } from '../../../services/limits/redis-connection';
 import { eventually } from '../../e2e/support-instances/instances';
 import { privateServersAvailable, startPrivateRedis, type PrivateRedis } from '../../support/private-servers';
@@ -22,7 +22,7 @@ const available = privateServersAvailable(['redis'], 'Redis adapters when Redis 
 
 describe.skipIf(!available)('Redis adapters when Redis dies', () => {
   let server: PrivateRedis;
-  let redis: Redis;
+  let redis: RedisClient;
   const logged: Array<{ level: 'error' | 'info'; message: string }> = [];
   const logger: ConnectionLogger = {
     error: (_obj, message) => logged.push({ level: 'error', message }),
@@ -31,7 +31,7 @@ describe.skipIf(!available)('Redis adapters when Redis dies', () => {
 
   beforeAll(async () => {
     server = await startPrivateRedis();
-    redis = createRedisConnection(server.url);
+    redis = createRedisConnection({ kind: 'standalone', url: server.url });
     await startRedisConnection(redis, logger);
   }, 30_000);
 
@@ -105,7 +105,7 @@ describe.skipIf(!available)('Redis adapters when Redis dies', () => {
 
   it('a connection started while Redis is out does not wait for it, fails calls, and connects once it is up', async () => {
     await server.kill();
-    const late = createRedisConnection(server.url);
+    const late = createRedisConnection({ kind: 'standalone', url: server.url });
     const lateLog: Array<{ level: 'error' | 'info'; message: string }> = [];
     try {
       await startRedisConnection(late, {

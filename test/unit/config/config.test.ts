@@ -24,7 +24,7 @@ describe('configuration', () => {
       port: 3000,
       databaseUrl: undefined,
       dataDir,
-      redisUrl: undefined,
+      redis: undefined,
       kafkaBrokers: undefined,
       sourceUrl: undefined,
       sourceTimeoutMs: 10_000,
@@ -82,6 +82,36 @@ describe('configuration', () => {
     );
   });
 
+  it('given REDIS_URL in each accepted form, then config holds where to find Redis', () => {
+    const redisOf = (REDIS_URL: string) => loadConfig({ REDIS_URL, DATA_DIR: freshDataDir() }).redis;
+    expect(redisOf('redis://127.0.0.1:6379/2')).toEqual({ kind: 'standalone', url: 'redis://127.0.0.1:6379/2' });
+    expect(redisOf('rediss://cache.internal:6380')).toEqual({ kind: 'standalone', url: 'rediss://cache.internal:6380' });
+    expect(redisOf('redis+sentinel://10.0.0.1:26379,10.0.0.2:26379/lookup')).toEqual({
+      kind: 'sentinel',
+      sentinels: [{ host: '10.0.0.1', port: 26379 }, { host: '10.0.0.2', port: 26379 }],
+      primaryName: 'lookup',
+    });
+    expect(redisOf('redis+cluster://10.0.0.1:7000,10.0.0.2:7000')).toEqual({
+      kind: 'cluster',
+      nodes: [{ host: '10.0.0.1', port: 7000 }, { host: '10.0.0.2', port: 7000 }],
+    });
+  });
+
+  it('given a bad REDIS_URL, then the start stops with one line naming the variable and the reason, never the password', () => {
+    const stop = (REDIS_URL: string) => {
+      try {
+        loadConfig({ REDIS_URL, DATA_DIR: freshDataDir() });
+      } catch (err) {
+        return (err as Error).message;
+      }
+      throw new Error('loaded');
+    };
+    expect(stop('redis+sentinel://:s3cret@10.0.0.1:26379')).toBe(
+      'Invalid configuration:\n  REDIS_URL: redis+sentinel:// needs the primary name as its path, e.g. redis+sentinel://h1:26379,h2:26379/mymaster',
+    );
+    expect(stop('redis+cluster://:pa/ss@10.0.0.1:7000')).not.toMatch(/pa|ss/);
+  });
+
   it('given no ABANDONED_CHARGE_GRACE_MS, then abandoned charges wait SOURCE_TIMEOUT_MS plus a minute; a set one is taken', () => {
     expect(loadConfig({ SOURCE_TIMEOUT_MS: '2000', DATA_DIR: freshDataDir() }).abandonedChargeGraceMs).toBe(62_000);
     expect(loadConfig({ SOURCE_TIMEOUT_MS: '2000', ABANDONED_CHARGE_GRACE_MS: '2001', DATA_DIR: freshDataDir() }).abandonedChargeGraceMs).toBe(2001);
@@ -106,6 +136,9 @@ describe('configuration', () => {
     ['DATABASE_URL', 'postgres://a:1,b:2/db?target_session_attrs=prefer-standby'],
     ['DATABASE_URL', 'postgres://a:1,,b:2/db'],
     ['REDIS_URL', 'not a url'],
+    ['REDIS_URL', 'http://127.0.0.1:6379'],
+    ['REDIS_URL', 'redis+sentinel://127.0.0.1:26379'],
+    ['REDIS_URL', 'redis+cluster://127.0.0.1:7000,:7001'],
     ['KAFKA_BROKERS', 'localhost'],
     ['SOURCE_URL', 'ftp://x'],
     ['SOURCE_TIMEOUT_MS', '-5'],
