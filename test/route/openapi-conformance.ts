@@ -33,7 +33,7 @@ export class OpenApiConformance {
     for (const [path, methods] of Object.entries<Json>(document.paths)) {
       const pattern = new RegExp(`^${path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{\w+\}/g, '[^/]+')}$`);
       for (const [method, node] of Object.entries<Json>(methods)) {
-        this.operations.push({ method: method.toUpperCase(), path, pattern, node, pointer: `#/paths/${escape(path)}/${method}` });
+        this.operations.push({ method: method.toUpperCase(), path, pattern, node, pointer: `#/paths/${pointerSegment(path)}/${method}` });
       }
     }
   }
@@ -70,7 +70,7 @@ export class OpenApiConformance {
       const text = Array.isArray(value) ? value.join(', ') : String(value);
       const schema = this.deref(header.schema ?? {});
       const typed = schema.type === 'integer' || schema.type === 'number' ? (/^-?\d+(\.\d+)?$/.test(text) ? Number(text) : text) : text;
-      const validate = this.headerValidator(`${op.pointer}/responses/${status}/headers/${escape(name)}`, schema);
+      const validate = this.headerValidator(`${op.pointer}/responses/${status}/headers/${pointerSegment(name)}`, schema);
       if (!validate(typed)) problems.push(`${at}: header ${name}: ${JSON.stringify(text)} ${this.ajv.errorsText(validate.errors)}`);
     }
 
@@ -89,7 +89,7 @@ export class OpenApiConformance {
         return [...problems, `${at}: the body is not JSON`];
       }
     }
-    const validate = this.validator(`${op.pointer}/responses/${status}/content/${escape(mediaType)}/schema`);
+    const validate = this.validator(`${op.pointer}/responses/${status}/content/${pointerSegment(mediaType)}/schema`);
     if (!validate(body)) problems.push(`${at}: body ${this.ajv.errorsText(validate.errors)}: ${answer.body.slice(0, 300)}`);
     return problems;
   }
@@ -126,7 +126,7 @@ export class OpenApiConformance {
       current = (current.$ref as string)
         .slice(2)
         .split('/')
-        .map(unescape)
+        .map(segmentOf)
         .reduce((acc: Json, key: string) => acc?.[key], this.document);
     }
     return current;
@@ -134,10 +134,10 @@ export class OpenApiConformance {
 }
 
 /** JSON Pointer escaping (RFC 6901), %-encoded as in a URI fragment. */
-function escape(segment: string): string {
+function pointerSegment(segment: string): string {
   return encodeURIComponent(segment.replace(/~/g, '~0').replace(/\//g, '~1')).replace(/%7E/gi, '~');
 }
 
-function unescape(segment: string): string {
+function segmentOf(segment: string): string {
   return decodeURIComponent(segment).replace(/~1/g, '/').replace(/~0/g, '~');
 }
