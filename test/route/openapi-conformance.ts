@@ -36,6 +36,16 @@ export class OpenApiConformance {
         this.operations.push({ method: method.toUpperCase(), path, pattern, node, pointer: `#/paths/${pointerSegment(path)}/${method}` });
       }
     }
+    // Compiled up front, not at an answer's check: a suite timing a bucket's refill must not wait on ajv.
+    for (const op of this.operations) {
+      for (const [status, response] of Object.entries<Json>(op.node.responses ?? {})) {
+        const resolved = this.deref(response);
+        for (const mediaType of Object.keys(resolved.content ?? {})) this.validator(`${op.pointer}/responses/${status}/content/${pointerSegment(mediaType)}/schema`);
+        for (const [name, header] of Object.entries<Json>(resolved.headers ?? {})) {
+          this.headerValidator(`${op.pointer}/responses/${status}/headers/${pointerSegment(name)}`, this.deref(this.deref(header).schema ?? {}));
+        }
+      }
+    }
   }
 
   /** The documented operation a request reaches, if any. */
