@@ -197,17 +197,32 @@ export const CONSOLE_SECURITY_SCHEME = {
   description: `Set by sign-in (HttpOnly, SameSite=Lax). POST, PATCH and DELETE also need \`${CSRF_HEADER}\` (from GET /console/v1/session).`,
 };
 
-type ErrorResponses = (codes: readonly ErrorCode[], docsUrl: string, replayable: boolean) => ZodOpenApiResponsesObject;
+/** The builders of openapi.ts, for the console's per-IP bucket (`'console'`). */
+interface AnswerBuilders {
+  errorResponses(codes: readonly ErrorCode[], docsUrl: string, options: { replayable: boolean; policy: 'console' }): ZodOpenApiResponsesObject;
+  answerHeaders(policy: 'console', status: number): z.ZodObject;
+}
+
+/**
+ * The errors of every console call beyond its own (`codes`), as the console admits it
+ * (services/console-web/plugin.ts): a request it cannot read; its per-IP bucket empty or
+ * unreadable (Redis out); no session where one is needed; a POST, PATCH or DELETE from another
+ * origin or without the CSRF token; a dependency away; a bug.
+ */
+function consoleAdmissionErrors(method: 'get' | 'post' | 'patch' | 'delete', open: boolean): ErrorCode[] {
+  return ['invalid_request', ...(open ? [] : (['unauthorized'] as const)), ...(method === 'get' ? [] : (['forbidden'] as const)), 'rate_limited', 'internal_error', 'service_unavailable'];
+}
 
 /** The `/console/v1` paths, each answer and error from the schemas above and the catalogue. */
-export function consoleOpenApiPaths(docsUrl: string, errorResponses: ErrorResponses): ZodOpenApiPathsObject {
+export function consoleOpenApiPaths(docsUrl: string, { errorResponses, answerHeaders }: AnswerBuilders): ZodOpenApiPathsObject {
   const op = (
+    method: 'get' | 'post' | 'patch' | 'delete',
     operationId: string,
     summary: string,
     success: { status: string; schema?: z.ZodType; description?: string },
     extra: { body?: z.ZodType; query?: z.ZodObject; codes?: ErrorCode[]; open?: boolean; csv?: boolean; path?: z.ZodString } = {},
   ): ZodOpenApiOperationObject => {
-    const codes: ErrorCode[] = ['invalid_request', ...(extra.open ? [] : (['unauthorized', 'forbidden'] as ErrorCode[])), ...(extra.codes ?? []), 'rate_limited', 'internal_error', 'service_unavailable'];
+    const codes: ErrorCode[] = [...(extra.codes ?? []), ...consoleAdmissionErrors(method, extra.open ?? false)];
     const content = {
       ...(success.schema ? { 'application/json': { schema: success.schema } } : {}),
       ...(extra.csv ? { 'text/csv': { schema: z.string() } } : {}),
@@ -221,49 +236,54 @@ export function consoleOpenApiPaths(docsUrl: string, errorResponses: ErrorRespon
       ...(extra.query || extra.path ? { requestParams: { ...(extra.query ? { query: extra.query } : {}), ...(extra.path ? { path: z.object({ id: extra.path }) } : {}) } } : {}),
       ...(extra.body ? { requestBody: { required: true, content: { 'application/json': { schema: extra.body } } } } : {}),
       responses: {
-        [success.status]: { description: success.description ?? summary, ...(Object.keys(content).length > 0 ? { content } : {}) },
-        ...errorResponses([...new Set(codes)], docsUrl, false),
+        [success.status]: {
+          description: success.description ?? summary,
+          headers: answerHeaders('console', Number(success.status)),
+          ...(Object.keys(content).length > 0 ? { content } : {}),
+        },
+        ...errorResponses([...new Set(codes)], docsUrl, { replayable: false, policy: 'console' }),
       },
     };
   };
   const none = { status: '204', description: 'Done.' };
   return {
     '/console/v1/session': {
-      get: op('consoleSession', 'The signed-in member, the workspace and the CSRF token', { status: '200', schema: SessionResponse }),
-      post: op('consoleSignIn', 'Sign in to a workspace (sets the session cookie); slowed, then locked (429), after repeated failures', { status: '200', schema: SessionResponse }, { body: SignInRequest, open: true, codes: ['unauthorized', 'forbidden'] }),
-      delete: op('consoleSignOut', 'Sign out: every session of the member ends', none),
+      get: op('get', 'consoleSession', 'The signed-in member, the workspace and the CSRF token', { status: '200', schema: SessionResponse }),
+      post: op('post', 'consoleSignIn', 'Sign in to a workspace (sets the session cookie); slowed, then locked (429), after repeated failures', { status: '200', schema: SessionResponse }, { body: SignInRequest, open: true, codes: ['unauthorized'] }),
+      delete: op('delete', 'consoleSignOut', 'Sign out: every session of the member ends', none),
     },
     '/console/v1/invitations/preview': {
-      get: op('consoleInvitationPreview', 'What an invitation link offers', { status: '200', schema: InvitationPreview }, { query: InvitationLookupQuery, open: true }),
+      get: op('get', 'consoleInvitationPreview', 'What an invitation link offers', { status: '200', schema: InvitationPreview }, { query: InvitationLookupQuery, open: true, codes: ['not_found'] }),
     },
     '/console/v1/invitations/accept': {
-      post: op('consoleAcceptInvitation', 'Set a password with a one-time link (signs in)', { status: '200', schema: SessionResponse }, { body: AcceptInvitationRequest, open: true, codes: ['forbidden'] }),
+      post: op('post', 'consoleAcceptInvitation', 'Set a password with a one-time link (signs in)', { status: '200', schema: SessionResponse }, { body: AcceptInvitationRequest, open: true, codes: ['not_found'] }),
     },
     '/console/v1/password': {
-      post: op('consoleChangePassword', 'Change the password (the current one is throttled per member): every other session ends', { status: '200', schema: SessionResponse }, { body: PasswordChangeRequest }),
+      post: op('post', 'consoleChangePassword', 'Change the password (the current one is throttled per member): every other session ends', { status: '200', schema: SessionResponse }, { body: PasswordChangeRequest }),
     },
-    '/console/v1/overview': { get: op('consoleOverview', 'Balance, credits spent today and this month, 30 days of usage, the last 10 errors', { status: '200', schema: OverviewResponse }) },
+    '/console/v1/overview': { get: op('get', 'consoleOverview', 'Balance, credits spent today and this month, 30 days of usage, the last 10 errors', { status: '200', schema: OverviewResponse }) },
     '/console/v1/keys': {
-      get: op('consoleListKeys', 'Every key of the workspace (never the key itself)', { status: '200', schema: ConsoleKeyList }),
-      post: op('consoleCreateKey', 'Create a key: the full key is in this answer only', { status: '201', schema: ConsoleKeyCreated }, { body: ConsoleKeyCreateRequest }),
+      get: op('get', 'consoleListKeys', 'Every key of the workspace (never the key itself)', { status: '200', schema: ConsoleKeyList }),
+      post: op('post', 'consoleCreateKey', 'Create a key: the full key is in this answer only', { status: '201', schema: ConsoleKeyCreated }, { body: ConsoleKeyCreateRequest }),
     },
     '/console/v1/keys/{id}': {
-      patch: op('consoleRenameKey', 'Rename a key', { status: '200', schema: ConsoleKey }, { body: ConsoleKeyRenameRequest, codes: ['not_found'], path: KeyId }),
+      patch: op('patch', 'consoleRenameKey', 'Rename a key', { status: '200', schema: ConsoleKey }, { body: ConsoleKeyRenameRequest, codes: ['not_found'], path: KeyId }),
     },
     '/console/v1/keys/{id}/revoke': {
-      post: op('consoleRevokeKey', 'Revoke a key: its next call gets 401 on every instance', { status: '200', schema: ConsoleKeyRevoked }, { codes: ['not_found'], path: KeyId }),
+      post: op('post', 'consoleRevokeKey', 'Revoke a key: its next call gets 401 on every instance', { status: '200', schema: ConsoleKeyRevoked }, { codes: ['not_found'], path: KeyId }),
     },
     '/console/v1/usage': {
-      get: op('consoleUsage', 'Usage per day, key and operation (the admin API\'s rows)', { status: '200', schema: ConsoleUsageResponse }, { query: ConsoleUsageQuery, codes: ['not_found'] }),
+      get: op('get', 'consoleUsage', 'Usage per day, key and operation (the admin API\'s rows)', { status: '200', schema: ConsoleUsageResponse }, { query: ConsoleUsageQuery, codes: ['not_found'] }),
     },
     '/console/v1/ledger': {
-      get: op('consoleLedger', 'Ledger entries with balance_after, paged, by request id', { status: '200', schema: LedgerResponse }, { query: ConsoleLedgerQuery }),
+      get: op('get', 'consoleLedger', 'Ledger entries with balance_after, paged, by request id', { status: '200', schema: LedgerResponse }, { query: ConsoleLedgerQuery }),
     },
     '/console/v1/ledger.csv': {
-      get: op('consoleLedgerCsv', 'Ledger entries of a date range (UTC days, inclusive) as CSV', { status: '200', description: 'CSV with a header line.' }, { query: ConsoleLedgerCsvQuery, csv: true }),
+      get: op('get', 'consoleLedgerCsv', 'Ledger entries of a date range (UTC days, inclusive) as CSV', { status: '200', description: 'CSV with a header line.' }, { query: ConsoleLedgerCsvQuery, csv: true }),
     },
     '/console/v1/statement': {
       get: op(
+        'get',
         'consoleStatement',
         "The workspace's statement of a period [from, to) (the admin API's): opening and closing balance, credits granted, charged and refunded by operation; `format=csv`: its ledger entries",
         { status: '200', schema: StatementResponse, description: 'The statement; with `format=csv`, one CSV line per ledger entry of the period.' },
@@ -271,17 +291,17 @@ export function consoleOpenApiPaths(docsUrl: string, errorResponses: ErrorRespon
       ),
     },
     '/console/v1/members': {
-      get: op('consoleMembers', 'Members and pending invitations', { status: '200', schema: MembersResponse }),
+      get: op('get', 'consoleMembers', 'Members and pending invitations', { status: '200', schema: MembersResponse }, { codes: ['forbidden'] }),
     },
     '/console/v1/members/{id}': {
-      patch: op('consoleChangeRole', 'Change a member\'s role (owners only; one owner always stays)', none, { body: MemberPatchRequest, codes: ['not_found'], path: MemberId }),
-      delete: op('consoleRemoveMember', 'Remove a member: their sessions end at once (owners only)', none, { codes: ['not_found'], path: MemberId }),
+      patch: op('patch', 'consoleChangeRole', 'Change a member\'s role (owners only; one owner always stays)', none, { body: MemberPatchRequest, codes: ['not_found'], path: MemberId }),
+      delete: op('delete', 'consoleRemoveMember', 'Remove a member: their sessions end at once (owners only)', none, { codes: ['not_found'], path: MemberId }),
     },
     '/console/v1/invitations': {
-      post: op('consoleInvite', 'Invite someone (owners only): the answer carries the one-time link', { status: '201', schema: InvitationCreatedResponse }, { body: InvitationCreateRequest }),
+      post: op('post', 'consoleInvite', 'Invite someone (owners only): the answer carries the one-time link', { status: '201', schema: InvitationCreatedResponse }, { body: InvitationCreateRequest }),
     },
     '/console/v1/invitations/{id}': {
-      delete: op('consoleCancelInvitation', 'Cancel a pending invitation (owners only)', none, { codes: ['not_found'], path: InvitationId }),
+      delete: op('delete', 'consoleCancelInvitation', 'Cancel a pending invitation (owners only)', none, { codes: ['not_found'], path: InvitationId }),
     },
   };
 }

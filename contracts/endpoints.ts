@@ -76,7 +76,10 @@ export interface Endpoint {
   /** What the success answer is, in the OpenAPI document (default: the summary). */
   answerDescription?: string;
   status: 200 | 201 | 202;
-  /** Every error code the endpoint may answer, in the order the OpenAPI examples list them. */
+  /**
+   * The error codes its handler may answer, in the order the OpenAPI examples list them. Those its
+   * admission adds (admissionErrors: a key, the rate-limit bucket) are not listed here.
+   */
   errors: readonly ErrorCode[];
   /** The operations it is billed as (by the reference it is given); none: free. */
   priced?: readonly PricedOperation[];
@@ -88,7 +91,7 @@ export interface Endpoint {
   pricingListed?: false;
   /** How the route draws on its rate-limit bucket; default `'bucket'` (RateLimitPolicy). */
   rateLimit?: RateLimitPolicy;
-  /** Statuses answered with the success body (`answer`), not the error envelope: the readiness probe's 503. */
+  /** Statuses answered with the success body (`answer`), not the error envelope: the probes' 503. */
   otherAnswers?: readonly { status: 503; description: string }[];
 }
 
@@ -104,16 +107,40 @@ export interface Endpoint {
  */
 export type RateLimitPolicy = 'bucket' | 'none' | 'bucket_when_reachable';
 
+export function rateLimitPolicy(row: Endpoint): RateLimitPolicy {
+  return row.rateLimit ?? 'bucket';
+}
+
+/**
+ * The errors any row may answer before (or whatever) its handler runs, from its area and its
+ * rate-limit policy, as services/api/app.ts admits a request: a request the server cannot read
+ * (a Host missing, a malformed header) on any path; no key where one is needed; the bucket
+ * empty; the bucket unreadable (Redis out) where the policy does not answer without it; a bug.
+ */
+export function admissionErrors(row: Endpoint): ErrorCode[] {
+  // The admin API (ADMIN_TOKEN) is on no bucket.
+  const policy = row.area === 'admin' ? 'none' : rateLimitPolicy(row);
+  return [
+    'invalid_request',
+    ...(row.area === 'meta' ? [] : (['unauthorized'] as const)),
+    ...(policy === 'none' ? [] : (['rate_limited'] as const)),
+    ...(policy === 'bucket' ? (['service_unavailable'] as const) : []),
+    'internal_error',
+  ];
+}
+
+/** Every error code a row may answer: its handler's, then its admission's. */
+export function errorsOf(row: Endpoint): ErrorCode[] {
+  return [...new Set([...row.errors, ...admissionErrors(row)])];
+}
+
 const LOOKUP_ERRORS = [
   'invalid_request',
-  'unauthorized',
   'insufficient_credits',
   'not_found',
   'idempotency_key_in_use',
   'idempotency_key_reused',
-  'rate_limited',
   'concurrency_limited',
-  'internal_error',
   'upstream_error',
   'parse_error',
   'blocked',
@@ -125,8 +152,10 @@ const LOOKUP_ERRORS = [
 
 /** Search answers like a lookup (Idempotency-Key included) but has no not-found. */
 const SEARCH_ERRORS = LOOKUP_ERRORS.filter((code) => code !== 'not_found');
-const CACHE_ERRORS = ['invalid_request', 'unauthorized', 'rate_limited', 'internal_error', 'service_unavailable'] as const satisfies readonly ErrorCode[];
-const META_ERRORS = ['rate_limited', 'internal_error', 'service_unavailable'] as const satisfies readonly ErrorCode[];
+/** Their handlers read the database: 503 while it is away. */
+const CACHE_ERRORS = ['invalid_request', 'service_unavailable'] as const satisfies readonly ErrorCode[];
+/** Answered from memory: nothing beyond admission's. */
+const META_ERRORS = [] as const satisfies readonly ErrorCode[];
 const ADMIN_ERRORS = ['invalid_request', 'unauthorized', 'internal_error', 'service_unavailable'] as const satisfies readonly ErrorCode[];
 const ADMIN_ID_ERRORS = [...ADMIN_ERRORS, 'not_found'] as const satisfies readonly ErrorCode[];
 
@@ -267,7 +296,7 @@ export const ENDPOINTS = [
     answer: CacheStatsResponse,
     answerDescription: 'Entry counts.',
     status: 200,
-    errors: ['unauthorized', 'rate_limited', 'internal_error'],
+    errors: ['service_unavailable'],
     idempotent: false,
     docs: 'Cache entry counts (free)',
   },
@@ -282,7 +311,10 @@ export const ENDPOINTS = [
     description:
       '`ok`, or 503 `degraded` when the database does not answer. Public, on the per-IP bucket; answered even while that bucket cannot be read (Redis out of reach), then without RateLimit headers.',
     answer: HealthResponse,
+    answerDescription: 'Healthy: `ok`.',
+    otherAnswers: [{ status: 503, description: 'Degraded (`status: degraded`): the same body, the failing dependency `fail` in `checks`.' }],
     status: 200,
+    // Its 503 is the `degraded` body of `otherAnswers`; the unreadable bucket is no 503 here (its policy).
     errors: META_ERRORS,
     rateLimit: 'bucket_when_reachable',
     idempotent: false,
@@ -301,9 +333,8 @@ export const ENDPOINTS = [
     answerDescription: 'Ready: started, migrated, not draining.',
     otherAnswers: [{ status: 503, description: 'Not ready (`status: draining` or `starting`): the same body, each failing check named in `failures`.' }],
     status: 200,
-    // Unmetered, so never rate_limited; not being ready is the 503 of `otherAnswers`, not an error.
-    // A request the server cannot read (a malformed header) is invalid_request, as on any path.
-    errors: ['invalid_request', 'internal_error'],
+    // Unmetered, so never rate_limited (its policy); not being ready is the 503 of `otherAnswers`, not an error.
+    errors: META_ERRORS,
     idempotent: false,
     docs: 'Readiness of this instance: started, migrated, not draining (public)',
     rateLimit: 'none',

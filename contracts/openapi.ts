@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiResponsesObject } from 'zod-openapi';
 import { ApiError, ERROR_CATALOGUE, errorBody, escapeHtml, inlineCodeHtml, statusCarriesRetryAfter, type ErrorCode } from './errors';
-import { publicJsonEndpoints, type Area, type Endpoint, type EndpointId } from './endpoints';
+import { errorsOf, publicJsonEndpoints, rateLimitPolicy, type Area, type Endpoint, type EndpointId, type RateLimitPolicy } from './endpoints';
 import { operationExamples, type OperationExample } from './examples';
 import { ErrorEnvelope } from './http';
 import { IDEMPOTENCY_KEY_MAX_CHARS } from './validation';
@@ -37,38 +37,53 @@ const H = {
   ),
 };
 
-const commonHeaders = {
-  'X-Request-Id': H.requestId,
+const rateLimitHeaders = {
   'RateLimit-Limit': H.rateLimitLimit,
   'RateLimit-Remaining': H.rateLimitRemaining,
   'RateLimit-Reset': H.rateLimitReset,
 };
 
-const lookupSuccessHeaders = z.object({
-  ...commonHeaders,
-  'X-Credits-Charged': H.creditsCharged,
-  'X-Credits-Remaining': H.creditsRemaining,
-  'X-Cache': H.cache,
-  Age: H.age,
-  'Idempotent-Replayed': H.replayed.optional(),
-});
+/** The headers of a success answer beyond X-Request-Id and the RateLimit ones, by area. */
+const SUCCESS_HEADERS: Record<Exclude<Area, 'admin'>, z.ZodRawShape> = {
+  lookup: {
+    'X-Credits-Charged': H.creditsCharged,
+    'X-Credits-Remaining': H.creditsRemaining,
+    'X-Cache': H.cache,
+    Age: H.age,
+    'Idempotent-Replayed': H.replayed.optional(),
+  },
+  cache: { 'X-Credits-Charged': H.creditsCharged, 'X-Credits-Remaining': H.creditsRemaining },
+  meta: {},
+};
 
-const accountSuccessHeaders = z.object({
-  ...commonHeaders,
-  'X-Credits-Charged': H.creditsCharged,
-  'X-Credits-Remaining': H.creditsRemaining,
-});
-
-const metaSuccessHeaders = z.object(commonHeaders);
 /** Errors carry the credit headers whenever a workspace is known (every answer to a valid key). */
 const errorCreditHeaders = {
   'X-Credits-Charged': H.creditsCharged.optional(),
   'X-Credits-Remaining': H.creditsRemaining.optional(),
 };
-const errorHeaders = z.object({ ...commonHeaders, ...errorCreditHeaders });
-const retryErrorHeaders = z.object({ ...commonHeaders, ...errorCreditHeaders, 'Retry-After': H.retryAfter });
-/** A stored 404 may come back as a replay of the same Idempotency-Key. */
-const replayableErrorHeaders = z.object({ ...commonHeaders, ...errorCreditHeaders, 'Idempotent-Replayed': H.replayed.optional() });
+
+/**
+ * Which buckets a route is on (the route table's RateLimitPolicy), or the console's per-IP bucket,
+ * which its hook takes before anything else and answers for even while Redis is out.
+ */
+export type BucketPolicy = RateLimitPolicy | 'console';
+
+/**
+ * Whether an answer carries the RateLimit headers, as admission sends them: a bucket read or
+ * refused because unreadable (Redis out) sets them before anything else can fail; but a key is
+ * checked first, so a failure of ours there (500, or 503 with the database away) goes without.
+ * A probe answered without its unreadable bucket has none, and the readiness probe never has.
+ */
+function rateLimitHeadersOf(policy: BucketPolicy, status: number): z.ZodRawShape {
+  if (policy === 'none') return {};
+  const required = policy === 'console' || (policy === 'bucket' && status !== 500 && status !== 503);
+  return required ? rateLimitHeaders : Object.fromEntries(Object.entries(rateLimitHeaders).map(([name, schema]) => [name, schema.optional()]));
+}
+
+/** The headers of an answer of a route on `policy`: X-Request-Id, the RateLimit ones, then `more`. */
+export function answerHeaders(policy: BucketPolicy, status: number, more: z.ZodRawShape = {}): z.ZodObject {
+  return z.object({ 'X-Request-Id': H.requestId, ...rateLimitHeadersOf(policy, status), ...more });
+}
 
 const IdempotencyKeyHeader = z
   .string()
@@ -86,7 +101,13 @@ const IdempotencyKeyHeader = z
 
 const EXAMPLE_REQUEST_ID = 'req_01J9Z8Q4V6Y3M2K7T5R1N0B8CD';
 
-function errorResponses(codes: readonly ErrorCode[], docsUrl: string, replayable: boolean): ZodOpenApiResponsesObject {
+export interface ErrorAnswers {
+  /** Idempotent: a stored 404 may come back as a replay of the same Idempotency-Key. */
+  replayable: boolean;
+  policy: BucketPolicy;
+}
+
+function errorResponses(codes: readonly ErrorCode[], docsUrl: string, { replayable, policy }: ErrorAnswers): ZodOpenApiResponsesObject {
   const byStatus = new Map<number, ErrorCode[]>();
   for (const code of codes) {
     const status = ERROR_CATALOGUE[code].status;
@@ -113,7 +134,11 @@ function errorResponses(codes: readonly ErrorCode[], docsUrl: string, replayable
     const isReplayable = replayable && status === 404;
     responses[`${status}` as `4${string}`] = {
       description: `Error: ${statusCodes.map((code) => `\`${code}\``).join(', ')}.`,
-      headers: statusCarriesRetryAfter(status) ? retryErrorHeaders : isReplayable ? replayableErrorHeaders : errorHeaders,
+      headers: answerHeaders(policy, status, {
+        ...errorCreditHeaders,
+        ...(statusCarriesRetryAfter(status) ? { 'Retry-After': H.retryAfter } : {}),
+        ...(isReplayable ? { 'Idempotent-Replayed': H.replayed.optional() } : {}),
+      }),
       content: { 'application/json': { schema: ErrorEnvelope, examples } },
     };
   }
@@ -121,12 +146,6 @@ function errorResponses(codes: readonly ErrorCode[], docsUrl: string, replayable
 }
 
 // ---------- operations, from the route table ----------
-
-const SUCCESS_HEADERS: Record<Exclude<Area, 'admin'>, z.ZodObject> = {
-  lookup: lookupSuccessHeaders,
-  cache: accountSuccessHeaders,
-  meta: metaSuccessHeaders,
-};
 
 function operation(row: Endpoint, docsUrl: string): ZodOpenApiOperationObject {
   if (row.area === 'admin' || row.answer === 'html') throw new Error(`${row.id} is not in the OpenAPI document`);
@@ -145,31 +164,25 @@ function operation(row: Endpoint, docsUrl: string): ZodOpenApiOperationObject {
     responses: {
       [String(row.status)]: {
         description: row.answerDescription ?? row.summary,
-        // RateLimit headers as the row's policy gives them: never, always, or but while Redis is out.
-        headers:
-          row.rateLimit === 'none'
-            ? z.object({ 'X-Request-Id': H.requestId })
-            : row.rateLimit === 'bucket_when_reachable'
-              ? SUCCESS_HEADERS[row.area].partial().extend({ 'X-Request-Id': H.requestId })
-              : SUCCESS_HEADERS[row.area],
+        headers: answerHeaders(rateLimitPolicy(row), row.status, SUCCESS_HEADERS[row.area]),
         content: { 'application/json': { schema: row.answer, ...(example === undefined ? {} : { example: example.answer }) } },
       },
       ...otherAnswers(row, example),
-      // Idempotent: a stored 404 may come back as a replay of the same Idempotency-Key.
-      ...errorResponses(row.errors, docsUrl, row.idempotent),
+      // Its handler's errors and those its admission adds (area, rate-limit policy).
+      ...errorResponses(errorsOf(row), docsUrl, { replayable: row.idempotent, policy: rateLimitPolicy(row) }),
     },
   };
 }
 
-/** The row's other statuses answered with its success body (the readiness probe's 503), with their example. */
+/** The row's other statuses answered with its success body (the probes' 503), with their example. */
 function otherAnswers(row: Endpoint, example: OperationExample | undefined): ZodOpenApiResponsesObject {
   const responses: ZodOpenApiResponsesObject = {};
   for (const other of row.otherAnswers ?? []) {
-    if (row.errors.some((code) => ERROR_CATALOGUE[code].status === other.status)) throw new Error(`${row.id}: ${other.status} is both an error and another answer`);
+    if (errorsOf(row).some((code) => ERROR_CATALOGUE[code].status === other.status)) throw new Error(`${row.id}: ${other.status} is both an error and another answer`);
     const value = example?.otherAnswers?.[other.status];
     responses[`${other.status}` as `5${string}`] = {
       description: other.description,
-      headers: z.object({ 'X-Request-Id': H.requestId }),
+      headers: answerHeaders(rateLimitPolicy(row), other.status),
       content: { 'application/json': { schema: row.answer as z.ZodType, ...(value === undefined ? {} : { example: value }) } },
     };
   }
@@ -234,7 +247,7 @@ export function buildOpenApiDocument(opts: OpenApiOptions = {}): Record<string, 
         consoleSession: CONSOLE_SECURITY_SCHEME,
       },
     },
-    paths: { ...paths(docsUrl), ...consoleOpenApiPaths(docsUrl, errorResponses) },
+    paths: { ...paths(docsUrl), ...consoleOpenApiPaths(docsUrl, { errorResponses, answerHeaders }) },
   });
   return document as unknown as Record<string, unknown>;
 }

@@ -1,6 +1,6 @@
 import type { Socket } from 'node:net';
 import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import { ANONYMOUS_RATE_LIMITED, ApiError, ERROR_CATALOGUE } from '../../contracts/errors';
+import { ANONYMOUS_RATE_LIMITED, ApiError } from '../../contracts/errors';
 import { newRequestId } from '../common/ids';
 import type { Config } from '../config/config';
 import { LimiterUnavailableError } from '../limits/limiter-unavailable';
@@ -12,6 +12,7 @@ import { DrainedAddresses } from './drained-addresses';
 import { describeError } from '../common/log';
 import { observeResponse } from './access-log';
 import { sendError, toApiError } from './http/errors';
+import { setRateLimitHeaders, setUnreadableBucketHeaders } from './http/rate-limit-headers';
 import { LoadShedder } from './load-shedder';
 import { depsPlugin } from './plugins/deps';
 import { proxyTrust } from './public-url';
@@ -134,17 +135,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         req.log.warn({ err }, 'rate limiter out of reach; liveness answered without its bucket');
         return;
       }
-      if (err instanceof LimiterUnavailableError) {
-        // The bucket cannot be read: the caller still learns its limit and that no call goes now.
-        const limit = req.apiKey ? req.apiKey.rateLimitPerMinute : ANONYMOUS_RATE_PER_MINUTE;
-        reply.header('RateLimit-Limit', limit).header('RateLimit-Remaining', 0);
-        reply.header('RateLimit-Reset', ERROR_CATALOGUE.service_unavailable.defaultRetryAfterSeconds);
-      }
+      if (err instanceof LimiterUnavailableError) setUnreadableBucketHeaders(reply, req.apiKey ? req.apiKey.rateLimitPerMinute : ANONYMOUS_RATE_PER_MINUTE);
       throw err;
     }
-    reply.header('RateLimit-Limit', decision.limit);
-    reply.header('RateLimit-Remaining', decision.remaining);
-    reply.header('RateLimit-Reset', decision.resetSeconds);
+    setRateLimitHeaders(reply, decision);
     if (!decision.allowed) {
       throw new ApiError('rate_limited', { retryAfterSeconds: decision.retryAfterSeconds, ...(req.apiKey ? {} : { message: ANONYMOUS_RATE_LIMITED }) });
     }

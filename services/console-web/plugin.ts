@@ -22,12 +22,14 @@ import { ANONYMOUS_RATE_LIMITED, ApiError, type ConsoleReason } from '../../cont
 import { AdminPathParams, StatementQuery } from '../../contracts/http';
 import { parseValue } from '../../contracts/validation';
 import type { AppDeps } from '../api/deps';
+import { setRateLimitHeaders, setUnreadableBucketHeaders } from '../api/http/rate-limit-headers';
 import { readJson, validated } from '../api/http/request-body';
 import { DEPS_PLUGIN } from '../api/plugins/deps';
 import { publicBaseUrl } from '../api/public-url';
 import { statement } from '../finance/queries';
 import { forwardPeriod, statementCsv, statementCsvFileName } from '../finance/statement';
 import { UnknownKeyError, UnknownWorkspaceError } from '../ledger/ledger';
+import { LimiterUnavailableError } from '../limits/limiter-unavailable';
 import { HashingBusyError } from '../members/hashing';
 import {
   Members,
@@ -78,8 +80,12 @@ function registerConsole(app: FastifyInstance, deps: AppDeps) {
       // A bucket of its own per client address: a person clicking through pages (each a few
       // calls) must not drain, nor be drained by, the Meta area's 120/min. Passwords have their
       // own, much stricter, throttle.
-      const decision = await deps.rateLimiter.take(`console:${req.ip}`, CONSOLE_RATE_PER_MINUTE);
-      reply.header('RateLimit-Limit', decision.limit).header('RateLimit-Remaining', decision.remaining).header('RateLimit-Reset', decision.resetSeconds);
+      const decision = await deps.rateLimiter.take(`console:${req.ip}`, CONSOLE_RATE_PER_MINUTE).catch((err: unknown) => {
+        // Unreadable (Redis out): 503, with the headers every console answer carries (docs/api.md).
+        if (err instanceof LimiterUnavailableError) setUnreadableBucketHeaders(reply, CONSOLE_RATE_PER_MINUTE);
+        throw err;
+      });
+      setRateLimitHeaders(reply, decision);
       if (!decision.allowed) throw new ApiError('rate_limited', { retryAfterSeconds: decision.retryAfterSeconds, message: ANONYMOUS_RATE_LIMITED });
     });
     scope.setErrorHandler((error, req) => {

@@ -13,11 +13,18 @@ import { createPgliteSql } from '../../services/eventstore/sql-pglite';
 import { createSqlIdempotencyStore } from '../../services/idempotency/sql-idempotency-store';
 import { Ledger } from '../../services/ledger/ledger';
 import { createMemoryConcurrencySlots } from '../../services/limits/concurrency-memory';
+import { createRedisConcurrencySlots } from '../../services/limits/concurrency-redis';
+import { createRedisRateLimiter } from '../../services/limits/rate-limiter-redis';
+import { closeRedisConnection, createRedisConnection, startRedisConnection } from '../../services/limits/redis-connection';
+import { createRedisRevocationMarks } from '../../services/keys/revocation-marks-redis';
+import type { Sql } from '../../services/eventstore/sql';
 import { createMemoryRateLimiter } from '../../services/limits/rate-limiter-memory';
 import { LookupService } from '../../services/lookup/lookup-service';
 import { createHttpSource } from '../../services/lookup/source/http-source';
 import { INLINE_PROJECTIONS } from '../../services/projections/inline';
 import { startSandbox } from '../../services/sandbox/server';
+import { buildOpenApiDocument } from '../../contracts/openapi';
+import { OpenApiConformance } from './openapi-conformance';
 
 export const ADMIN_TOKEN = 'route-tests-admin-token';
 // Past the 2 s of `sandbox-slow`, which must succeed; `sandbox-timeout` waits it out.
@@ -35,19 +42,30 @@ export interface RouteApp {
 
 export type Answer = LightMyRequestResponse & { body: string; json(): any };
 
-/** `env`: more settings (LOG_LEVEL, ACCESS_LOG_SAMPLE...); `deps`: adapters to use instead (a log stream...). */
-export async function startRouteApp(options: { env?: Record<string, string>; deps?: Partial<AppDeps> } = {}): Promise<RouteApp> {
-  const sql = await createPgliteSql();
-  await migrate(sql);
+/**
+ * `env`: more settings (LOG_LEVEL, ACCESS_LOG_SAMPLE...); `deps`: adapters to use instead (a log stream...).
+ * `redisLimits`: the rate limits and slots on Redis at `REDIS_URL` (as server.ts composes them), not in process.
+ * `sql`: the database to use as it is (not migrated): one out of reach, say.
+ */
+export async function startRouteApp(
+  options: { env?: Record<string, string>; deps?: Partial<AppDeps>; redisLimits?: boolean; sql?: Sql } = {},
+): Promise<RouteApp> {
+  const sql = options.sql ?? (await createPgliteSql());
+  if (!options.sql) await migrate(sql);
   const store = new EventStore(sql, INLINE_PROJECTIONS);
   const ledger = new Ledger(store);
   const sandbox = await startSandbox({ host: '127.0.0.1', port: 0 });
   const config = loadConfig({ ADMIN_TOKEN, LOG_LEVEL: 'silent', SOURCE_URL: sandbox.url, SOURCE_TIMEOUT_MS: String(SOURCE_TIMEOUT_MS), ...options.env });
-  const authenticator = new KeyAuthenticator(sql);
-  await authenticator.start();
+  const redis = options.redisLimits && config.redis ? createRedisConnection(config.redis) : undefined;
+  if (redis) await startRedisConnection(redis, { error: () => {}, info: () => {} });
+  const authenticator = new KeyAuthenticator(sql, { marks: redis && createRedisRevocationMarks(redis) });
+  // A database out of reach from the start leaves the key set unsure, as a lost connection does.
+  await authenticator.start().catch((err: unknown) => {
+    if (!options.sql) throw err;
+  });
   const keyUse = new KeyUseRecorder(sql);
-  const rateLimiter = createMemoryRateLimiter();
-  const slots = createMemoryConcurrencySlots({ leaseMs: config.concurrencyLeaseMs });
+  const rateLimiter = redis ? createRedisRateLimiter(redis) : createMemoryRateLimiter();
+  const slots = redis ? createRedisConcurrencySlots(redis, { leaseMs: config.concurrencyLeaseMs }) : createMemoryConcurrencySlots({ leaseMs: config.concurrencyLeaseMs });
   const app = await buildApp({
     config,
     store,
@@ -61,6 +79,7 @@ export async function startRouteApp(options: { env?: Record<string, string>; dep
     ...options.deps,
   });
   await app.ready();
+  checkEveryAnswer(app);
 
   return {
     app,
@@ -83,11 +102,31 @@ export async function startRouteApp(options: { env?: Record<string, string>; dep
       await authenticator.stop();
       await rateLimiter.close();
       await slots.close();
+      if (redis) await closeRedisConnection(redis);
       await ledger.close();
       await sandbox.close();
       await sql.close();
     },
   };
+}
+
+/** The service's OpenAPI document (what GET /v1/openapi.json serves), its console part included. */
+export const conformance = new OpenApiConformance(buildOpenApiDocument());
+
+/**
+ * Every answer a route suite gets through app.inject is checked against the OpenAPI document:
+ * one that does not match fails the call, and so the test that made it.
+ */
+function checkEveryAnswer(app: FastifyInstance): void {
+  const inject = app.inject.bind(app) as (opts: InjectOptions) => Promise<LightMyRequestResponse>;
+  const checked = async (opts: InjectOptions | string) => {
+    const options = typeof opts === 'string' ? { url: opts } : opts;
+    const answer = await inject(options);
+    const url = typeof options.url === 'string' ? options.url : (options.url?.pathname ?? options.path ?? '/');
+    conformance.check(options.method ?? 'GET', String(url), answer);
+    return answer;
+  };
+  (app as unknown as { inject: typeof checked }).inject = checked;
 }
 
 /** The error envelope's essentials: status, code, billing meta, the request id in header and body. */

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { buildOpenApiDocument, renderDocsIndexHtml } from '../../../contracts/openapi';
 import { ERROR_CATALOGUE, type ErrorCode } from '../../../contracts/errors';
+import { publicJsonEndpoints } from '../../../contracts/endpoints';
 
 type Json = Record<string, any>;
 const doc = buildOpenApiDocument({ serverUrl: 'https://api.example.org/' }) as Json;
@@ -205,5 +206,48 @@ describe('renderDocsIndexHtml', () => {
     expect(html).toContain('href="/v1/pricing"');
     expect(html).toContain('href="/docs/errors"');
     for (const [path] of ENDPOINTS) expect(html).toContain(path);
+  });
+});
+
+describe('statuses and headers from each row policy', () => {
+  const statuses = (path: string, method: string) => Object.keys(doc.paths[path][method].responses);
+  const headers = (path: string, method: string, status: string) => {
+    const h: Json = doc.paths[path][method].responses[status].headers ?? {};
+    return Object.fromEntries(Object.entries(h).map(([name, node]) => [name, deref(node as Json).required === true]));
+  };
+
+  it('given a row of any area, then a request it cannot read (400) and a bug (500) are among its answers', () => {
+    for (const row of publicJsonEndpoints()) expect(statuses(row.path, row.method.toLowerCase()), row.id).toEqual(expect.arrayContaining(['400', '500']));
+  });
+
+  it('given a row on a bucket, then 429 and the unreadable bucket 503 are among its answers; a key area adds 401', () => {
+    expect(statuses('/v1/cache/stats', 'get')).toEqual(expect.arrayContaining(['401', '429', '503']));
+    expect(statuses('/v1/pricing', 'get')).toEqual(expect.arrayContaining(['429', '503']));
+    expect(statuses('/v1/pricing', 'get')).not.toContain('401');
+  });
+
+  it('given the readiness probe (no bucket), then no 429 and its 503 is its own body without RateLimit headers', () => {
+    expect(statuses('/v1/health/ready', 'get')).not.toContain('429');
+    expect(doc.paths['/v1/health/ready'].get.responses['503'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/ReadinessResponse' });
+    expect(headers('/v1/health/ready', 'get', '503')).toEqual({ 'X-Request-Id': true });
+  });
+
+  it('given the liveness probe (a bucket when reachable), then its 503 is the degraded body and RateLimit headers are optional', () => {
+    expect(doc.paths['/v1/health'].get.responses['503'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/HealthResponse' });
+    expect(headers('/v1/health', 'get', '200')).toEqual({ 'X-Request-Id': true, 'RateLimit-Limit': false, 'RateLimit-Remaining': false, 'RateLimit-Reset': false });
+  });
+
+  it('given a bucket row, then RateLimit headers are required except on a 500 or 503, which may come before the bucket is read', () => {
+    expect(headers('/v1/company', 'post', '402')['RateLimit-Limit']).toBe(true);
+    expect(headers('/v1/company', 'post', '503')['RateLimit-Limit']).toBe(false);
+    expect(headers('/v1/company', 'post', '503')['Retry-After']).toBe(true);
+  });
+
+  it('given a console call, then a session call adds 401, a change adds 403, and RateLimit headers are on every answer', () => {
+    expect(statuses('/console/v1/invitations/preview', 'get')).toEqual(['200', '400', '404', '429', '500', '503']);
+    expect(statuses('/console/v1/invitations/accept', 'post')).toEqual(['200', '400', '403', '404', '429', '500', '503']);
+    expect(statuses('/console/v1/overview', 'get')).toEqual(['200', '400', '401', '429', '500', '503']);
+    expect(statuses('/console/v1/keys', 'post')).toEqual(['201', '400', '401', '403', '429', '500', '503']);
+    for (const status of ['200', '503']) expect(headers('/console/v1/overview', 'get', status)['RateLimit-Limit']).toBe(true);
   });
 });
