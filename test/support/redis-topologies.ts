@@ -167,10 +167,9 @@ export async function startSentinelSetup(options: { downAfterMs?: number; primar
     const primary = await runner.start(primaryPort0!, DATA_ONLY_IN_MEMORY);
     const replica = await runner.start(replicaPort!, [...DATA_ONLY_IN_MEMORY, `replicaof 127.0.0.1 ${primary.port}`]);
     await until('the replica is in sync', 10_000, () => /master_link_status:up/.test(replica.cli('info', 'replication')));
-    const sentinels: RedisProcess[] = [];
-    for (const port of sentinelPorts) {
-      sentinels.push(
-        await runner.start(
+    const sentinels = await Promise.all(
+      sentinelPorts.map((port) =>
+        runner.start(
           port,
           [
             `sentinel monitor ${primaryName} 127.0.0.1 ${primary.port} 2`,
@@ -180,8 +179,8 @@ export async function startSentinelSetup(options: { downAfterMs?: number; primar
           ],
           true,
         ),
-      );
-    }
+      ),
+    );
     // Sentinels find the replica through the primary and each other through its hello channel (every 2 s).
     await until('every sentinel knows the replica and the two other sentinels', 20_000, () =>
       sentinels.every((s) => {
@@ -232,10 +231,9 @@ export async function startClusterSetup(): Promise<ClusterSetup> {
   const ports = await freePorts(3, freeClusterPort);
   const runner = await openRunner(ports);
   try {
-    const nodes: RedisProcess[] = [];
-    for (const port of ports) {
-      nodes.push(await runner.start(port, [...DATA_ONLY_IN_MEMORY, 'cluster-enabled yes', `cluster-config-file nodes-${port}.conf`, 'cluster-node-timeout 2000']));
-    }
+    const nodes = await Promise.all(
+      ports.map((port) => runner.start(port, [...DATA_ONLY_IN_MEMORY, 'cluster-enabled yes', `cluster-config-file nodes-${port}.conf`, 'cluster-node-timeout 2000'])),
+    );
     const create = runner.cli(['--cluster', 'create', ...nodes.map((n) => `127.0.0.1:${n.port}`), '--cluster-yes'], 30_000);
     if (create.status !== 0) throw new Error(`redis-cli --cluster create failed:\n${create.output}`);
     await until('every node reports cluster_state:ok', 20_000, () => nodes.every((n) => /cluster_state:ok/.test(n.cli('cluster', 'info'))));
