@@ -72,7 +72,7 @@ function cli(port: number, args: string[]): string {
 }
 
 /** Polls `check` every 50 ms until it holds; throws `what` after `withinMs`. */
-export async function until(what: string, withinMs: number, check: () => boolean): Promise<void> {
+async function until(what: string, withinMs: number, check: () => boolean): Promise<void> {
   const deadline = Date.now() + withinMs;
   while (!check()) {
     if (Date.now() > deadline) throw new Error(`timed out after ${withinMs} ms waiting until ${what}`);
@@ -132,7 +132,7 @@ async function startProcess(dir: string, port: number, lines: string[], sentinel
   };
 }
 
-export const DATA_ONLY_IN_MEMORY = ['save ""', 'appendonly no'];
+const DATA_ONLY_IN_MEMORY = ['save ""', 'appendonly no'];
 
 export interface SentinelSetup {
   /** `redis+sentinel://127.0.0.1:p1,127.0.0.1:p2,127.0.0.1:p3/<primary name>` */
