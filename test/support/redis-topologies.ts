@@ -58,12 +58,23 @@ function redisServerBin(): string {
   return spawnSync('sh', ['-c', 'command -v redis-server'], { encoding: 'utf8' }).stdout.trim();
 }
 
-/** The runner chosen by `redisTopologiesAvailable`, for servers on `ports` (known up front: containers publish them 1:1). */
-async function openRunner(ports: number[]): Promise<ServerRunner> {
+/**
+ * The runner chosen by `redisTopologiesAvailable`, for `count` servers on ports from `pick` (known
+ * up front: containers publish them 1:1). A port taken between its pick and its publication is
+ * picked again, twice at most.
+ */
+async function openRunner(count: number, pick: () => Promise<number>): Promise<{ runner: ServerRunner; ports: number[] }> {
   const runner = chosen?.runner ?? chooseRunner();
-  if (runner === 'containers') return openPod(ports);
-  if (runner === 'processes') return openProcesses();
-  throw new Error('neither a Docker engine nor redis-server: check redisTopologiesAvailable() first');
+  if (runner === 'processes') return { runner: openProcesses(), ports: await freePorts(count, pick) };
+  if (runner !== 'containers') throw new Error('neither a Docker engine nor redis-server: check redisTopologiesAvailable() first');
+  for (let attempt = 1; ; attempt++) {
+    const ports = await freePorts(count, pick);
+    try {
+      return { runner: await openPod(ports), ports };
+    } catch (error) {
+      if (attempt >= 3 || !/port is already allocated|address already in use/i.test((error as Error).message)) throw error;
+    }
+  }
 }
 
 function cli(port: number, args: string[]): string {
@@ -161,8 +172,8 @@ async function freePorts(count: number, pick: () => Promise<number>): Promise<nu
 export async function startSentinelSetup(options: { downAfterMs?: number; primaryName?: string } = {}): Promise<SentinelSetup> {
   const primaryName = options.primaryName ?? 'lookup';
   const downAfterMs = options.downAfterMs ?? 1_000;
-  const [primaryPort0, replicaPort, ...sentinelPorts] = await freePorts(5, freePort);
-  const runner = await openRunner([primaryPort0!, replicaPort!, ...sentinelPorts]);
+  const { runner, ports } = await openRunner(5, freePort);
+  const [primaryPort0, replicaPort, ...sentinelPorts] = ports;
   try {
     const primary = await runner.start(primaryPort0!, DATA_ONLY_IN_MEMORY);
     const replica = await runner.start(replicaPort!, [...DATA_ONLY_IN_MEMORY, `replicaof 127.0.0.1 ${primary.port}`]);
@@ -228,8 +239,7 @@ async function freeClusterPort(): Promise<number> {
 
 /** Three primaries, no replicas, the 16384 slots split between them by `redis-cli --cluster create`. */
 export async function startClusterSetup(): Promise<ClusterSetup> {
-  const ports = await freePorts(3, freeClusterPort);
-  const runner = await openRunner(ports);
+  const { runner, ports } = await openRunner(3, freeClusterPort);
   try {
     const nodes = await Promise.all(
       ports.map((port) => runner.start(port, [...DATA_ONLY_IN_MEMORY, 'cluster-enabled yes', `cluster-config-file nodes-${port}.conf`, 'cluster-node-timeout 2000'])),

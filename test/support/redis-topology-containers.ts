@@ -44,6 +44,9 @@ export async function openPod(ports: number[]): Promise<ServerRunner> {
       await holder.stop({ timeout: 0 });
       leftContainers.delete(holder.getId());
     }
+    // A container whose start failed (its port taken) was created all the same, on this network.
+    const created = docker(['ps', '-aq', '--filter', `network=${network.getName()}`]).stdout.split('\n').filter(Boolean);
+    if (created.length > 0) docker(['rm', '-f', ...created], 20_000);
     await network.stop();
     leftNetworks.delete(network.getName());
   };
