@@ -1,5 +1,6 @@
 // Redis that moves (REDIS_URL=redis+sentinel://…): two instances under load while the primary is
-// killed, or frozen for 10 s (SIGSTOP, then SIGCONT). Admission answers 503 service_unavailable
+// killed, or frozen for 10 s (docker kill / pause / unpause of its container, or SIGKILL / SIGSTOP /
+// SIGCONT of its process where no Docker engine runs). Admission answers 503 service_unavailable
 // (Retry-After: 2) only during the switch, resumes by itself on the promoted replica, and a key
 // gets no more than its limit from the new primary on. Prints the switch window: ms from the
 // primary's death (or freeze) to each instance's first admitted request on the new primary.
@@ -7,14 +8,13 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningServer } from '../../services/api/server';
-import { privateServersAvailable } from '../support/private-servers';
-import { startSentinelSetup, type SentinelSetup } from '../support/redis-topologies';
+import { redisTopologiesAvailable, startSentinelSetup, type SentinelSetup } from '../support/redis-topologies';
 import { serverUrl } from '../support/servers';
 import { bearer, call } from './support-instances/http';
 import { Admin, startInstance, startSharedServers, type SharedServersHandle } from './support-instances/instances';
 
 const databaseUrl = serverUrl('postgres');
-const privateRedis = privateServersAvailable(['redis'], 'Redis failover under load');
+const topologies = redisTopologiesAvailable('Redis failover under load');
 
 /** Sentinels take the primary for down after this long without an answer. */
 const DOWN_AFTER_MS = 1_000;
@@ -119,7 +119,7 @@ const DISRUPTIONS: Disruption[] = [
   },
 ];
 
-describe.skipIf(!databaseUrl || !privateRedis).each(DISRUPTIONS)('Redis failover under load (sentinels): primary $label', (disruption) => {
+describe.skipIf(!databaseUrl || !topologies).each(DISRUPTIONS)(`Redis failover under load (sentinels as ${topologies}): primary $label`, (disruption) => {
   let setup: SentinelSetup | undefined;
   let servers: SharedServersHandle | undefined;
   let instances: Array<{ name: string; server: RunningServer }> = [];
@@ -195,7 +195,7 @@ describe.skipIf(!databaseUrl || !privateRedis).each(DISRUPTIONS)('Redis failover
       expect(s.primaryPort()).toBe(s.replica.port);
       const unavailable = answers.filter((a) => a.status === 503);
       console.log(
-        `redis failover (primary ${label}, down-after ${DOWN_AFTER_MS} ms): switch window ${targets.map((t, i) => `${windows[i]} ms on instance ${t.name}`).join(', ')}; ` +
+        `redis failover (${topologies}, primary ${label}, down-after ${DOWN_AFTER_MS} ms): switch window ${targets.map((t, i) => `${windows[i]} ms on instance ${t.name}`).join(', ')}; ` +
           `the sentinels announced the new primary after ${announcedAt! - t0} ms; ${unavailable.length} of ${answers.length} answers were 503`,
       );
       if (disruption.switchBeforeMs !== undefined) expect(Math.max(...windows)).toBeLessThan(disruption.switchBeforeMs);
@@ -215,7 +215,7 @@ describe.skipIf(!databaseUrl || !privateRedis).each(DISRUPTIONS)('Redis failover
       const fromNewPrimary = Math.min(...Object.values(recoveredAt));
       const admittedAfter = answers.filter((a) => a.key === 'limited' && a.sentAt >= fromNewPrimary && a.status === 200).length;
       const span = Math.max(...answers.map((a) => a.doneAt)) - fromNewPrimary;
-      console.log(`redis failover (primary ${label}): the limited key (${LIMITED_PER_MINUTE}/min, drained before) was admitted ${admittedAfter} times in the ${span} ms from the new primary on`);
+      console.log(`redis failover (${topologies}, primary ${label}): the limited key (${LIMITED_PER_MINUTE}/min, drained before) was admitted ${admittedAfter} times in the ${span} ms from the new primary on`);
       expect(span).toBeLessThan(60_000);
       expect(admittedAfter).toBeLessThanOrEqual(LIMITED_PER_MINUTE);
     } finally {

@@ -13,8 +13,7 @@ import { createRedisRateLimiter } from '../../../services/limits/rate-limiter-re
 import { closeRedisConnection, createRedisConnection, type RedisClient } from '../../../services/limits/redis-connection';
 import { parseRedisUrl } from '../../../services/limits/redis-url';
 import { concurrencyContract } from '../../unit/limits/concurrency.contract';
-import { privateServersAvailable } from '../../support/private-servers';
-import { startClusterSetup, startSentinelSetup, type ClusterSetup, type SentinelSetup } from '../../support/redis-topologies';
+import { redisTopologiesAvailable, startClusterSetup, startSentinelSetup, type ClusterSetup, type SentinelSetup } from '../../support/redis-topologies';
 import { serverUrl } from '../../support/servers';
 import { rateLimiterContract } from '../../unit/limits/rate-limiter.contract';
 
@@ -218,9 +217,9 @@ describe.skipIf(!REDIS_URL)('Redis adapters on one server (redis://)', () => {
   redisAdapterSuite(() => REDIS_URL!);
 });
 
-const privateRedis = privateServersAvailable(['redis'], 'Redis adapters on sentinels and on a cluster');
+const topologies = redisTopologiesAvailable('Redis adapters on sentinels and on a cluster');
 
-describe.skipIf(!privateRedis)('Redis adapters on a primary found through sentinels (redis+sentinel://)', () => {
+describe.skipIf(!topologies)(`Redis adapters on a primary found through sentinels (redis+sentinel://, ${topologies})`, () => {
   let setup: SentinelSetup | undefined;
   beforeAll(async () => {
     setup = await startSentinelSetup();
@@ -231,7 +230,7 @@ describe.skipIf(!privateRedis)('Redis adapters on a primary found through sentin
   redisAdapterSuite(() => setup!.url);
 });
 
-describe.skipIf(!privateRedis)('Redis adapters on a three-primary cluster (redis+cluster://)', () => {
+describe.skipIf(!topologies)(`Redis adapters on a three-primary cluster (redis+cluster://, ${topologies})`, () => {
   let setup: ClusterSetup | undefined;
   beforeAll(async () => {
     setup = await startClusterSetup();
