@@ -200,14 +200,15 @@ function labelOf(image: string): string | undefined {
 function run(command: string, args: string[], { quiet = false } = {}): Promise<void> {
   return new Promise((finish, fail) => {
     // The builder the Docker engine itself ships (BuildKit's needs the buildx plug-in on newer CLIs).
-    const child = spawn(command, args, { stdio: ['ignore', quiet ? 'pipe' : 'inherit', quiet ? 'pipe' : 'inherit'], env: { ...process.env, DOCKER_BUILDKIT: '0' } });
-    const output: Buffer[] = [];
-    child.stdout?.on('data', (chunk: Buffer) => output.push(chunk));
-    child.stderr?.on('data', (chunk: Buffer) => output.push(chunk));
+    const output = quiet ? 'pipe' : 'inherit';
+    const child = spawn(command, args, { stdio: ['ignore', output, output], env: { ...process.env, DOCKER_BUILDKIT: '0' } });
+    const printed: Buffer[] = [];
+    child.stdout?.on('data', (chunk: Buffer) => printed.push(chunk));
+    child.stderr?.on('data', (chunk: Buffer) => printed.push(chunk));
     child.once('error', fail);
     child.once('exit', (code, signal) => {
       if (code === 0) return finish();
-      const tail = Buffer.concat(output).toString('utf8').trimEnd().split('\n').slice(-40).join('\n');
+      const tail = Buffer.concat(printed).toString('utf8').trimEnd().split('\n').slice(-40).join('\n');
       fail(new Error(`${command} ${args.slice(0, 3).join(' ')}… failed (${signal ?? `exit ${code}`})${tail ? `:\n${tail}` : ''}`));
     });
   });

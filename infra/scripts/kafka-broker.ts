@@ -67,10 +67,10 @@ export async function brokerAnswers(brokers: string, timeoutMs = 2_000): Promise
  * Asks for a consumer group's coordinator, which makes the broker create its offsets topic now,
  * so the first test that joins a consumer group does not meet "group coordinator not available".
  */
-async function waitForGroupCoordinator(): Promise<void> {
+export async function waitForGroupCoordinator(brokers: string): Promise<void> {
   const kafka = new Kafka({
     clientId: 'infra-warm-up',
-    brokers: [LOCAL_BROKER],
+    brokers: brokers.split(','),
     logLevel: logLevel.NOTHING,
     retry: { retries: 20, initialRetryTime: 100, maxRetryTime: 1_000 },
   });
@@ -213,7 +213,7 @@ export async function startBroker(owner: BrokerOwner): Promise<void> {
     }
     await sleep(200);
   }
-  await waitForGroupCoordinator();
+  await waitForGroupCoordinator(LOCAL_BROKER);
   log(`kafka: broker started and answering on ${LOCAL_BROKER} in ${seconds(Date.now() - started)} (pid ${pid}, log ${BROKER_LOG_PATH})`);
 }
 
