@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { isIP } from 'node:net';
 import { z } from 'zod';
+import { parseDatabaseUrl } from '../eventstore/database-url';
 
 /** Empty strings count as unset, so `FOO= npm start` means "use the default". */
 const optionalString = z
@@ -37,7 +38,16 @@ const fractionSetting = (fallback: number) =>
 const envSchema = z.object({
   HOST: optionalString.transform((v) => v ?? '127.0.0.1'),
   PORT: intSetting(0, 65535, 3000),
-  DATABASE_URL: optionalString.pipe(z.url({ protocol: /^postgres(ql)?$/ }).optional()),
+  /** One host or libpq's host list (`postgres://h1:p1,h2:p2/db?target_session_attrs=read-write`). */
+  DATABASE_URL: optionalString.transform((v, ctx) => {
+    if (v === undefined) return undefined;
+    const parsed = parseDatabaseUrl(v);
+    if (!parsed.ok) {
+      ctx.addIssue({ code: 'custom', message: parsed.reason });
+      return z.NEVER;
+    }
+    return v;
+  }),
   DATA_DIR: optionalString.transform((v) => v ?? './data'),
   REDIS_URL: optionalString.pipe(z.url({ protocol: /^rediss?$/ }).optional()),
   KAFKA_BROKERS: optionalString.transform((v, ctx) => {

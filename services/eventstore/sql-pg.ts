@@ -1,9 +1,11 @@
 import pg from 'pg';
 import { backgroundLogger, type Logger } from '../common/log';
 import { recordDatabaseError } from '../metrics/metrics';
+import { parseDatabaseUrl, type DatabaseHost } from './database-url';
 import { pipelinedQuery, type SideStatement } from './pg-pipeline';
+import { createPrimaryPools, type HostPool } from './pg-primary';
 import type { QueryResult, Sql, SqlExecutor, TransactionExecutor } from './sql';
-import { DatabaseUnavailableError, isDatabaseUnreachable } from './unavailable';
+import { DatabaseUnavailableError, isDatabaseUnreachable, isReadOnlyRefusal } from './unavailable';
 
 // bigint (int8) and numeric come back as strings by default; positions and balances fit in a
 // JS number, so parse them here once for every caller.
@@ -57,25 +59,31 @@ function executorOver(run: RunStatement): SqlExecutor {
  * The pg adapter. A connection lost at any moment (database restarted, stopped, network) never
  * ends the process: every client has an 'error' listener, a broken one is discarded, and the
  * failure reaches the caller as DatabaseUnavailableError. The pool and LISTEN reconnect by
- * themselves once the database is back.
+ * themselves once the database is back. `connectionString` may list several hosts (libpq's
+ * form, database-url.ts): the pool and LISTEN then follow the host that fits
+ * `target_session_attrs` (pg-primary.ts), and a write refused by a standby (25006) is an outage too.
  */
 export function createPgSql(connectionString: string, options: PgSqlOptions = {}): Sql {
   const log = options.logger ?? backgroundLogger();
   const connectionTimeoutMillis = options.connectionTimeoutMillis ?? CONNECT_TIMEOUT_MS;
-  const pool = new pg.Pool({ connectionString, max: options.max ?? 20, connectionTimeoutMillis, keepAlive: true });
-  // An idle client losing its connection: the pool has already dropped it and opens a new one when needed.
-  pool.on('error', (err) => log.warn({ err }, 'idle database connection lost'));
+  const parsed = parseDatabaseUrl(connectionString);
+  if (!parsed.ok) throw new Error(`DATABASE_URL: ${parsed.reason}`);
+  const primary = createPrimaryPools(parsed.target, { max: options.max ?? 20, connectionTimeoutMillis, logger: log });
 
   const unavailableOr = (err: unknown, commitOutcomeUnknown = false): unknown => {
     recordDatabaseError(err);
-    return err instanceof DatabaseUnavailableError ? err : isDatabaseUnreachable(err) ? new DatabaseUnavailableError(err, { commitOutcomeUnknown }) : err;
+    if (err instanceof DatabaseUnavailableError) return err;
+    return isDatabaseUnreachable(err) || isReadOnlyRefusal(err) ? new DatabaseUnavailableError(err, { commitOutcomeUnknown }) : err;
   };
 
   // Outside transactions: each statement on whichever pooled connection is free.
   const pooled = async <R>(config: pg.QueryConfig & { rowMode?: 'array' }) => {
+    let used: HostPool | undefined;
     try {
-      return await pool.query<R & pg.QueryResultRow>({ ...config, name: config.values ? statementName(config.text) : undefined });
+      used = await primary.acquire();
+      return await used.pool.query<R & pg.QueryResultRow>({ ...config, name: config.values ? statementName(config.text) : undefined });
     } catch (err) {
+      if (used) primary.failed(used, err);
       throw unavailableOr(err);
     }
   };
@@ -83,10 +91,13 @@ export function createPgSql(connectionString: string, options: PgSqlOptions = {}
     backend: 'postgres',
     ...executorOver(pooled),
     async transaction<T>(fn: (tx: TransactionExecutor) => Promise<T>): Promise<T> {
+      let used: HostPool | undefined;
       let client: pg.PoolClient;
       try {
-        client = await pool.connect();
+        used = await primary.acquire();
+        client = await used.pool.connect();
       } catch (err) {
+        if (used) primary.failed(used, err);
         throw unavailableOr(err);
       }
       // Checked out, the client has no listener of the pool's: without this one, a connection
@@ -145,6 +156,7 @@ export function createPgSql(connectionString: string, options: PgSqlOptions = {}
         const failure = unavailableOr(err, committing);
         if (failure instanceof DatabaseUnavailableError || lost) {
           broken = failure;
+          primary.failed(used, lost ?? failure);
         } else if (begun) {
           await client.query('ROLLBACK').catch((rollbackError: unknown) => {
             broken = rollbackError;
@@ -161,16 +173,26 @@ export function createPgSql(connectionString: string, options: PgSqlOptions = {}
     async listen(channel, onMessage, onReconnect, onLost) {
       if (!/^[a-z_][a-z0-9_]*$/.test(channel)) throw new Error(`bad channel name ${channel}`);
       let client: pg.Client | undefined;
+      /** The host `client` listens on: NOTIFY comes from the writers' host, so it moves with the pool. */
+      let listeningOn: DatabaseHost | undefined;
       let closed = false;
       let retryTimer: NodeJS.Timeout | undefined;
 
       /** A connection listening on `channel`; once established, its loss starts the reconnecting. */
-      const connect = async (): Promise<pg.Client> => {
-        const c = new pg.Client({ connectionString, connectionTimeoutMillis, keepAlive: true });
+      const connect = async (attempt = 1): Promise<pg.Client> => {
+        let used: HostPool;
+        try {
+          used = await primary.acquire();
+        } catch (err) {
+          throw unavailableOr(err);
+        }
+        const c = new pg.Client({ connectionString: used.host.connectionString, connectionTimeoutMillis, keepAlive: true });
         let established = false;
         c.on('notification', (n) => n.channel === channel && onMessage(n.payload ?? ''));
         c.on('error', (err) => {
-          if (established && !closed) log.warn({ err, channel }, 'listening connection lost');
+          // The pool is left alone: one connection ended (by an operator, say) says little of the
+          // host, and reconnecting below tells soon enough if the host is gone.
+          if (established && !closed) log.warn({ err, channel, host: used.host.label }, 'listening connection lost');
         });
         c.on('end', () => {
           if (!established || closed) return;
@@ -184,11 +206,27 @@ export function createPgSql(connectionString: string, options: PgSqlOptions = {}
           await c.query(`LISTEN ${channel}`);
         } catch (err) {
           await c.end().catch(() => undefined); // it failed already; closing it is all that is left
+          primary.failed(used, err);
           throw unavailableOr(err);
         }
+        // The pool moved while this connection was being made: listen where the writers are now.
+        const now = primary.hostInUse();
+        if (now && now.label !== used.host.label && attempt < 3) {
+          await c.end().catch(() => undefined); // not listening for anyone yet; nothing to report
+          return connect(attempt + 1);
+        }
         established = true;
+        listeningOn = used.host;
         return c;
       };
+
+      // Another host became the one to use: this connection hears no NOTIFY from there. Ending it
+      // takes the path of a lost connection (onLost, then reconnecting to the new host, onReconnect).
+      const stopFollowing = primary.onMoved((host) => {
+        if (!client || listeningOn?.label === host.label) return;
+        log.info({ channel, from: listeningOn?.label, to: host.label }, 'listening connection follows the database host');
+        void client.end().catch((err: unknown) => log.warn({ err, channel }, 'closing a listening connection failed'));
+      });
 
       // One attempt at a time, with backoff, until the database is back or we are closed.
       const reconnect = (attempt: number) => {
@@ -213,15 +251,21 @@ export function createPgSql(connectionString: string, options: PgSqlOptions = {}
         retryTimer.unref();
       };
 
-      client = await connect();
+      try {
+        client = await connect();
+      } catch (err) {
+        stopFollowing();
+        throw err;
+      }
       return async () => {
+        stopFollowing();
         closed = true;
         if (retryTimer) clearTimeout(retryTimer);
         await client?.end().catch((err: unknown) => log.warn({ err, channel }, 'closing a listening connection failed'));
       };
     },
     async close() {
-      await pool.end();
+      await primary.end();
     },
   };
 }

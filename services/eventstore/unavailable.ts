@@ -30,6 +30,8 @@ const UNAVAILABLE_MESSAGES = [
   'is not queryable',
   'timeout exceeded when trying to connect',
   'timeout expired',
+  // A statement that met its pool just as a lost host's pool was being closed (pg-primary.ts).
+  'Cannot use a pool after calling end on the pool',
 ];
 
 /** True when `err` says the database is out of reach, not that a statement was wrong. */
@@ -41,4 +43,12 @@ export function isDatabaseUnreachable(err: unknown): boolean {
   // Connecting to a name with several addresses fails with one error per address.
   if (err instanceof AggregateError && err.errors.some(isDatabaseUnreachable)) return true;
   return UNAVAILABLE_MESSAGES.some((m) => err.message.includes(m));
+}
+
+/**
+ * SQLSTATE 25006 read_only_sql_transaction: a write reached a server that does not take writes
+ * (a standby, a demoted primary): the primary is elsewhere for now, like an outage to the caller.
+ */
+export function isReadOnlyRefusal(err: unknown): boolean {
+  return err instanceof Error && (err as { code?: unknown }).code === '25006';
 }

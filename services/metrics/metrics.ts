@@ -132,6 +132,13 @@ export const databaseErrors = new Counter({
   registers: [registry],
 });
 
+export const databaseHostSearches = new Counter({
+  name: `${PREFIX}database_host_searches_total`,
+  help: 'Searches for the database host to use (DATABASE_URL host list): same (the host before), moved (another one), none (no host fit)',
+  labelNames: ['outcome'] as const,
+  registers: [registry],
+});
+
 export const redisErrors = new Counter({
   name: `${PREFIX}redis_errors_total`,
   help: 'Errors of the Redis connection (each failed connect or lost connection)',
@@ -238,6 +245,10 @@ export function recordDatabaseError(err: unknown): void {
   const sqlState = (root as { code?: unknown } | null)?.code;
   const code = isDatabaseUnreachable(root) ? 'unavailable' : typeof sqlState === 'string' && /^[0-9A-Z]{5}$/.test(sqlState) ? sqlState : 'other';
   databaseErrors.inc({ code });
+}
+
+export function recordDatabaseHostSearch(outcome: 'same' | 'moved' | 'none'): void {
+  databaseHostSearches.inc({ outcome });
 }
 
 export function recordRedisError(): void {

@@ -71,6 +71,17 @@ describe('configuration', () => {
     expect(config.port).toBe(8080);
   });
 
+  it('given a host list with target_session_attrs=read-write, then it is taken as written (the adapter splits it)', () => {
+    const url = 'postgres://127.0.0.1:5442,127.0.0.1:5441/db?target_session_attrs=read-write';
+    expect(loadConfig({ DATABASE_URL: url, DATA_DIR: freshDataDir() }).databaseUrl).toBe(url);
+  });
+
+  it('given an unsupported target_session_attrs, then the start stops saying which values are', () => {
+    expect(() => loadConfig({ DATABASE_URL: 'postgres://a,b/db?target_session_attrs=standby', DATA_DIR: freshDataDir() })).toThrow(
+      /DATABASE_URL: target_session_attrs=standby is not supported: use read-write .* or any/,
+    );
+  });
+
   it('given no ABANDONED_CHARGE_GRACE_MS, then abandoned charges wait SOURCE_TIMEOUT_MS plus a minute; a set one is taken', () => {
     expect(loadConfig({ SOURCE_TIMEOUT_MS: '2000', DATA_DIR: freshDataDir() }).abandonedChargeGraceMs).toBe(62_000);
     expect(loadConfig({ SOURCE_TIMEOUT_MS: '2000', ABANDONED_CHARGE_GRACE_MS: '2001', DATA_DIR: freshDataDir() }).abandonedChargeGraceMs).toBe(2001);
@@ -92,6 +103,8 @@ describe('configuration', () => {
     ['PORT', 'abc'],
     ['PORT', '70000'],
     ['DATABASE_URL', 'mysql://x'],
+    ['DATABASE_URL', 'postgres://a:1,b:2/db?target_session_attrs=prefer-standby'],
+    ['DATABASE_URL', 'postgres://a:1,,b:2/db'],
     ['REDIS_URL', 'not a url'],
     ['KAFKA_BROKERS', 'localhost'],
     ['SOURCE_URL', 'ftp://x'],

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DatabaseUnavailableError, isDatabaseUnreachable } from '../../../services/eventstore/unavailable';
+import { DatabaseUnavailableError, isDatabaseUnreachable, isReadOnlyRefusal } from '../../../services/eventstore/unavailable';
 
 const withCode = (code: string, message = 'x') => Object.assign(new Error(message), { code });
 
@@ -16,6 +16,7 @@ describe('isDatabaseUnreachable', () => {
     ['client broken by an earlier error', new Error('Client has encountered a connection error and is not queryable')],
     ['no pooled connection in time', new Error('timeout exceeded when trying to connect')],
     ['connect timeout', new Error('Connection terminated due to connection timeout')],
+    ['a pool closed as its host was dropped', new Error('Cannot use a pool after calling end on the pool')],
     ['one failure per address', new AggregateError([withCode('ECONNREFUSED'), withCode('ECONNREFUSED')], '')],
     ['already classified', new DatabaseUnavailableError(new Error('x'))],
   ])('given %s, then the database is unreachable', (_name, err) => {
@@ -32,6 +33,20 @@ describe('isDatabaseUnreachable', () => {
     ['not an error at all', 'ECONNREFUSED'],
   ])('given %s, then it is not an outage', (_name, err) => {
     expect(isDatabaseUnreachable(err)).toBe(false);
+  });
+});
+
+describe('isReadOnlyRefusal', () => {
+  it('given SQLSTATE 25006 (a write on a standby or a demoted primary), then the writable host is elsewhere', () => {
+    expect(isReadOnlyRefusal(withCode('25006', 'cannot execute INSERT in a read-only transaction'))).toBe(true);
+  });
+
+  it.each([
+    ['another SQLSTATE', withCode('23505')],
+    ['a lost connection', withCode('ECONNRESET')],
+    ['not an error', '25006'],
+  ])('given %s, then it is no read-only refusal', (_name, err) => {
+    expect(isReadOnlyRefusal(err)).toBe(false);
   });
 });
 
