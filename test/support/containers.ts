@@ -84,7 +84,7 @@ function prepare(image: string, port: number, options: ContainerOptions): Generi
 }
 
 /** Settings testcontainers needs on these machines, unless the caller chose otherwise. */
-function useTestcontainersDefaults(): void {
+export function useTestcontainersDefaults(): void {
   // Ryuk, the reaper container, comes from a registry, and none is reachable.
   process.env.TESTCONTAINERS_RYUK_DISABLED ??= 'true';
   // Inside a container (/.dockerenv) testcontainers would start a helper image to find the engine's
