@@ -55,7 +55,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
     for (const c of closers.reverse()) await c().catch((err: unknown) => log.warn({ err }, 'a shutdown step failed'));
   };
   try {
-    const sql: Sql = config.databaseUrl ? createPgSql(config.databaseUrl, { logger: log }) : await createPgliteSql(config.dataDir);
+    const sql: Sql = config.databaseUrl ? createPgSql(config.databaseUrl, { logger: log, queryTimeoutMillis: config.databaseQueryTimeoutMs }) : await createPgliteSql(config.dataDir);
     closers.push(() => sql.close());
     await migrate(sql);
     const store = new EventStore(sql, INLINE_PROJECTIONS);

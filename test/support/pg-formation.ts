@@ -178,8 +178,17 @@ function formationOf(network: StartedNetwork, monitor: StartedTestContainer, nod
         s.every((n) => n.reported === n.assigned) &&
         s.some((n) => n.reported === 'primary') &&
         s.some((n) => n.reported === 'secondary');
-      const settled = await waitForStates(monitor, healthy, timeoutMs);
-      return byName(settled.find((n) => n.reported === 'primary')!.name);
+      // A node rejoining may need a base backup or a rewind, which waits for a checkpoint of the
+      // primary (spread over minutes when idle): ask every node for one meanwhile.
+      const checkpoints = setInterval(() => {
+        for (const node of nodes) void queryNode(node, 'CHECKPOINT').catch(() => undefined);
+      }, 2_000);
+      try {
+        const settled = await waitForStates(monitor, healthy, timeoutMs);
+        return byName(settled.find((n) => n.reported === 'primary')!.name);
+      } finally {
+        clearInterval(checkpoints);
+      }
     },
     query: queryNode,
     async kill(node) {
