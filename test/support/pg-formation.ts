@@ -114,6 +114,9 @@ export async function startFormation(): Promise<Formation> {
     const node1 = await startNode(network, 'node1');
     started.push(node1.container);
     await waitForStates(monitor, (s) => s.some((n) => n.name === 'node1' && n.reported === 'single'), FORMATION_START_TIMEOUT_MS);
+    // pg_autoctl lets in the formation's network; the service comes through a published port,
+    // from whichever gateway address the engine uses. The second node copies this file.
+    await exec(node1.container, ['sh', '-c', `echo 'host all all all trust' >> ${NODE_PGDATA}/pg_hba.conf && psql -d ${DATABASE} -c 'SELECT pg_reload_conf()'`]);
     // The second node's pg_basebackup waits for a spread checkpoint of the first (minutes on an
     // idle server): ask for one until it is done.
     const checkpoints = setInterval(() => void queryNode(node1, 'CHECKPOINT').catch(() => undefined), 2_000);
