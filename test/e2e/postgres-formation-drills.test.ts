@@ -150,7 +150,6 @@ describe.skipIf(!redisUrl || !available)('pg_auto_failover drills under load', (
 
     const unavailable = answers.filter((a) => a.answer?.status === 503);
     const slowest = Math.max(...answers.map((a) => a.endedAt - a.startedAt));
-    const window = Math.max(...recoveredAt) - faultAt;
     const figure =
       `${name}: ${answers.length} calls in ${loadMs} ms; new primary writable ${promotedAt - faultAt} ms after the fault` +
       (faultDoneAt - faultAt > 50 ? ` (the fault itself took ${faultDoneAt - faultAt} ms)` : '') +

@@ -48,14 +48,14 @@ async function startRelay(target: { host: string; port: number }): Promise<Freez
     port: (server.address() as { port: number }).port,
     freeze() {
       frozen = true;
-      for (const [a, b] of pairs) a.pause(), b.pause();
+      for (const sockets of pairs) for (const socket of sockets) socket.pause();
     },
     thaw() {
       frozen = false;
-      for (const [a, b] of pairs) a.resume(), b.resume();
+      for (const sockets of pairs) for (const socket of sockets) socket.resume();
     },
     async close() {
-      for (const [a, b] of pairs) a.destroy(), b.destroy();
+      for (const sockets of pairs) for (const socket of sockets) socket.destroy();
       await new Promise((resolve) => server.close(resolve));
     },
   };
