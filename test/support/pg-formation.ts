@@ -102,12 +102,14 @@ export async function startFormation(): Promise<Formation> {
   const network = await new Network().start();
   const started: StartedTestContainer[] = [];
   try {
-    const monitor = await new GenericContainer(IMAGES.postgres)
+    const monitor = await startWithLog(
+      new GenericContainer(IMAGES.postgres)
       .withNetwork(network)
       .withNetworkAliases('monitor')
       .withCommand(['pg_autoctl', 'create', 'monitor', '--pgdata', MONITOR_PGDATA, '--pgport', '5432', '--hostname', 'monitor', '--auth', 'trust', '--no-ssl', '--run'])
-      .withWaitStrategy(Wait.forLogMessage('Contacting the monitor to LISTEN').withStartupTimeout(FORMATION_START_TIMEOUT_MS))
-      .start();
+      .withWaitStrategy(Wait.forLogMessage('Contacting the monitor to LISTEN').withStartupTimeout(FORMATION_START_TIMEOUT_MS)),
+      'monitor',
+    );
     const settings = Object.entries(MONITOR_SETTINGS).flatMap(([name, value]) => ['-c', `ALTER SYSTEM SET ${name} = ${value}`]);
     await exec(monitor, ['psql', '-v', 'ON_ERROR_STOP=1', '-d', 'pg_auto_failover', ...settings, '-c', 'SELECT pg_reload_conf()']);
 
@@ -147,13 +149,15 @@ async function startNode(network: StartedNetwork, name: string): Promise<Formati
     `exec pg_autoctl create postgres --pgdata ${NODE_PGDATA} --pgport 5432 --hostname ${name} --name ${name} --auth trust --no-ssl --pg-hba-lan` +
       ` --dbname ${DATABASE} --monitor 'postgres://autoctl_node@monitor:5432/pg_auto_failover?sslmode=disable' --run`,
   ].join('\n');
-  const container = await new GenericContainer(IMAGES.postgres)
+  const container = await startWithLog(
+    new GenericContainer(IMAGES.postgres)
     .withNetwork(network)
     .withNetworkAliases(name)
     .withExposedPorts({ container: 5432, host: port })
     .withCommand(['sh', '-c', script])
-    .withWaitStrategy(Wait.forLogMessage('pg_autoctl service is running').withStartupTimeout(FORMATION_START_TIMEOUT_MS))
-    .start();
+    .withWaitStrategy(Wait.forLogMessage('pg_autoctl service is running').withStartupTimeout(FORMATION_START_TIMEOUT_MS)),
+    name,
+  );
   return { name, port, container };
 }
 
@@ -225,6 +229,23 @@ function formationOf(network: StartedNetwork, monitor: StartedTestContainer, nod
     },
   };
   return formation;
+}
+
+/** Starts `container`; if it fails to come up, the error carries the last lines it logged. */
+async function startWithLog(container: GenericContainer, name: string): Promise<StartedTestContainer> {
+  const lines: string[] = [];
+  try {
+    return await container
+      .withLogConsumer((stream) => {
+        stream.on('data', (line: Buffer | string) => {
+          lines.push(String(line).trimEnd());
+          if (lines.length > 30) lines.shift();
+        });
+      })
+      .start();
+  } catch (error) {
+    throw new Error(`${name} did not come up: ${(error as Error).message}\n${lines.join('\n')}`, { cause: error });
+  }
 }
 
 async function queryNode<R extends pg.QueryResultRow>(node: FormationNode, text: string, values: unknown[] = []): Promise<R[]> {
