@@ -5,8 +5,8 @@
 // once with the same key after a 503) while the primary: hands over in a planned switchover;
 // has its container killed; is frozen (docker pause) for 10 s; is cut off by a firewall that drops
 // its packets. Each drill: no process exits, no 500, no connection dropped, 503
-// service_unavailable only between the fault and the first 200 committed on the new primary (the
-// window, printed), every 200 has exactly one charge and every 503 its refund (per request id,
+// service_unavailable only between the fault and the moment every instance has answered a 200
+// committed on the new primary (the window, printed), every 200 has exactly one charge and every 503 its refund (per request id,
 // in the new primary's ledger), no Idempotency-Key charged twice, balance = ledger, the audit
 // clean. Then the formation heals (the old primary rejoins as secondary) for the next drill.
 import pg from 'pg';
@@ -99,17 +99,18 @@ describe.skipIf(!redisUrl || !available)('pg_auto_failover drills under load', (
     const loadStartedAt = Date.now();
     const worker = async (w: number) => {
       const instance = w % instances.length;
-      let retryKey: string | undefined;
+      /** A keyed call answered 503, sent again once as it was (same key, same body). */
+      let retry: { key: string; body: Record<string, unknown> } | undefined;
       for (let i = 0; i < CALLS_PER_WORKER && !stop && Date.now() - loadStartedAt < LOAD_LIMIT_MS; i++) {
         // Hits and live fetches; odd workers send an Idempotency-Key, and send it again once after a 503.
-        const body = i % 3 === 0 ? { url: COMPANY, max_age: 0 } : { url: COMPANY };
-        const idempotencyKey = w % 2 === 1 ? (retryKey ?? `drill-${workspaceId}-${w}-${i}`) : undefined;
+        const body = retry?.body ?? (i % 3 === 0 ? { url: COMPANY, max_age: 0 } : { url: COMPANY });
+        const idempotencyKey = w % 2 === 1 ? (retry?.key ?? `drill-${workspaceId}-${w}-${i}`) : undefined;
         const headers = idempotencyKey ? { ...bearer(key), 'idempotency-key': idempotencyKey } : bearer(key);
         const startedAt = Date.now();
         try {
           const answer = await call(instances[instance]!.url, '/v1/company', { headers, body });
           answers.push({ instance, startedAt, endedAt: Date.now(), key: idempotencyKey, answer });
-          retryKey = answer.status === 503 && retryKey === undefined ? idempotencyKey : undefined;
+          retry = answer.status === 503 && retry === undefined && idempotencyKey ? { key: idempotencyKey, body } : undefined;
         } catch (err) {
           answers.push({ instance, startedAt, endedAt: Date.now(), key: idempotencyKey, dropped: String(err) });
         }
@@ -150,10 +151,13 @@ describe.skipIf(!redisUrl || !available)('pg_auto_failover drills under load', (
 
     const unavailable = answers.filter((a) => a.answer?.status === 503);
     const slowest = Math.max(...answers.map((a) => a.endedAt - a.startedAt));
+    // The window ends once every instance has served from the new primary: until then a batch of
+    // one instance may still meet the switch just after its first 200 there.
+    const windowEnd = Math.max(...recoveredAt);
     const figure =
       `${name}: ${answers.length} calls in ${loadMs} ms; new primary writable ${promotedAt - faultAt} ms after the fault` +
       (faultDoneAt - faultAt > 50 ? ` (the fault itself took ${faultDoneAt - faultAt} ms)` : '') +
-      `; window (fault → first 200 committed on the new primary) ${recoveredAt.map((r) => r - faultAt).join(' / ')} ms (instance 1 / 2); ` +
+      `; window (fault → first 200 committed on the new primary) ${windowEnd - faultAt} ms (instance 1 / 2: ${recoveredAt.map((r) => r - faultAt).join(' / ')} ms); ` +
       `${unavailable.length} × 503; slowest answer ${slowest} ms; ${JSON.stringify(countBy(answers))}`;
     figures.push(figure);
     console.log(`drill ${figure}`);
@@ -163,8 +167,8 @@ describe.skipIf(!redisUrl || !available)('pg_auto_failover drills under load', (
     const statuses = [...new Set(answers.map((a) => a.answer!.status))];
     expect(statuses.filter((s) => s !== 200 && s !== 503), JSON.stringify(countBy(answers))).toEqual([]);
     for (const a of unavailable) {
-      // Answered once the fault was there (it may have been sent just before), sent before its instance served from the new primary.
-      const outside = a.endedAt < faultAt || a.startedAt > recoveredAt[a.instance]!;
+      // Answered once the fault was there (it may have been sent just before), sent before the window ended.
+      const outside = a.endedAt < faultAt || a.startedAt > windowEnd;
       expect(outside, `a 503 outside the window: sent ${a.startedAt - faultAt} ms, answered ${a.endedAt - faultAt} ms after the fault; ${JSON.stringify(a.answer!.body)}`).toBe(false);
       expect(a.answer!.body.error).toMatchObject({ code: 'service_unavailable', type: 'api_error', retryable: true });
       expect(a.answer!.headers['retry-after']).toBe(String(a.answer!.body.error.retry_after_seconds));
