@@ -67,7 +67,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
     await closeAll();
   };
   try {
-    const sql: Sql = config.databaseUrl ? createPgSql(config.databaseUrl, { logger: log }) : await createPgliteSql(config.dataDir);
+    const sql: Sql = config.databaseUrl ? createPgSql(config.databaseUrl, { logger: log, queryTimeoutMillis: config.databaseQueryTimeoutMs }) : await createPgliteSql(config.dataDir);
     closers.push(() => sql.close());
     await migrate(sql);
     lifecycle.markMigrated();

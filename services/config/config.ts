@@ -71,6 +71,7 @@ const envSchema = z.object({
   }),
   SOURCE_URL: optionalString.pipe(z.url({ protocol: /^https?$/ }).optional()),
   SOURCE_TIMEOUT_MS: intSetting(1, 600_000, 10_000),
+  DATABASE_QUERY_TIMEOUT_MS: intSetting(100, 3_600_000, 5_000),
   ADMIN_TOKEN: optionalString.pipe(z.string().min(16, 'must be at least 16 characters').optional()),
   DOCS_URL: optionalString.pipe(z.url({ protocol: /^https?$/ }).optional()),
   /**
@@ -151,6 +152,8 @@ export type Config = {
   host: string;
   port: number;
   databaseUrl?: string;
+  /** A PostgreSQL statement unanswered this long fails as an outage (503): a frozen or cut-off server. */
+  databaseQueryTimeoutMs: number;
   dataDir: string;
   /** From REDIS_URL: one server, a primary found through sentinels, or a cluster. */
   redis?: RedisTarget;
@@ -228,6 +231,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     host: e.HOST,
     port: e.PORT,
     databaseUrl: e.DATABASE_URL,
+    databaseQueryTimeoutMs: e.DATABASE_QUERY_TIMEOUT_MS,
     dataDir: e.DATA_DIR,
     redis: e.REDIS_URL,
     kafkaBrokers: e.KAFKA_BROKERS,

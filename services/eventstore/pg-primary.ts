@@ -30,6 +30,8 @@ export interface PrimaryPools {
 export interface PrimaryPoolOptions {
   max: number;
   connectionTimeoutMillis: number;
+  /** pg's client-side `query_timeout`: a statement unanswered by then fails ('Query read timeout'). */
+  queryTimeoutMillis: number;
   logger: Logger;
 }
 
@@ -69,7 +71,13 @@ export function createPrimaryPools(target: DatabaseTarget, options: PrimaryPoolO
   };
 
   const openPool = (host: DatabaseHost): HostPool => {
-    const pool = new pg.Pool({ connectionString: host.connectionString, max: options.max, connectionTimeoutMillis: options.connectionTimeoutMillis, keepAlive: true });
+    const pool = new pg.Pool({
+      connectionString: host.connectionString,
+      max: options.max,
+      connectionTimeoutMillis: options.connectionTimeoutMillis,
+      query_timeout: options.queryTimeoutMillis,
+      keepAlive: true,
+    });
     const hostPool: HostPool = { host, pool };
     // An idle client losing its connection: the pool has dropped it; the host itself may be gone.
     pool.on('error', (err) => {

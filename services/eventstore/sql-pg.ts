@@ -13,6 +13,11 @@ pg.types.setTypeParser(20, (v) => Number(v));
 
 /** How long a caller may wait for a connection before the database counts as unavailable. */
 const CONNECT_TIMEOUT_MS = 5_000;
+/**
+ * The longest a statement may go unanswered. A frozen or cut-off server accepts TCP and never
+ * answers: without a bound, callers would hang and the pool fill with stuck connections.
+ */
+const QUERY_TIMEOUT_MS = 5_000;
 /** Re-listening after a lost connection: first delay and cap. */
 const LISTEN_RETRY_MS = { initial: 250, max: 2_000 };
 
@@ -20,6 +25,8 @@ export interface PgSqlOptions {
   max?: number;
   /** Default: 5 s. Also bounds the wait for a free pooled connection. */
   connectionTimeoutMillis?: number;
+  /** Default: 5 s. A statement unanswered by then fails as an outage and its connection is closed. */
+  queryTimeoutMillis?: number;
   logger?: Logger;
 }
 
@@ -68,7 +75,8 @@ export function createPgSql(connectionString: string, options: PgSqlOptions = {}
   const connectionTimeoutMillis = options.connectionTimeoutMillis ?? CONNECT_TIMEOUT_MS;
   const parsed = parseDatabaseUrl(connectionString);
   if (!parsed.ok) throw new Error(`DATABASE_URL: ${parsed.reason}`);
-  const primary = createPrimaryPools(parsed.target, { max: options.max ?? 20, connectionTimeoutMillis, logger: log });
+  const queryTimeoutMillis = options.queryTimeoutMillis ?? QUERY_TIMEOUT_MS;
+  const primary = createPrimaryPools(parsed.target, { max: options.max ?? 20, connectionTimeoutMillis, queryTimeoutMillis, logger: log });
 
   const unavailableOr = (err: unknown, commitOutcomeUnknown = false): unknown => {
     recordDatabaseError(err);
@@ -186,7 +194,7 @@ export function createPgSql(connectionString: string, options: PgSqlOptions = {}
         } catch (err) {
           throw unavailableOr(err);
         }
-        const c = new pg.Client({ connectionString: used.host.connectionString, connectionTimeoutMillis, keepAlive: true });
+        const c = new pg.Client({ connectionString: used.host.connectionString, connectionTimeoutMillis, query_timeout: queryTimeoutMillis, keepAlive: true });
         let established = false;
         c.on('notification', (n) => n.channel === channel && onMessage(n.payload ?? ''));
         c.on('error', (err) => {

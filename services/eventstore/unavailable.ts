@@ -30,6 +30,8 @@ const UNAVAILABLE_MESSAGES = [
   'is not queryable',
   'timeout exceeded when trying to connect',
   'timeout expired',
+  // A statement unanswered within the pool's query_timeout: a frozen or cut-off server (sql-pg.ts).
+  'Query read timeout',
   // A statement that met its pool just as a lost host's pool was being closed (pg-primary.ts).
   'Cannot use a pool after calling end on the pool',
 ];

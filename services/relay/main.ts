@@ -16,7 +16,7 @@ async function main(): Promise<void> {
   const config = loadConfig();
   if (!config.kafkaBrokers) throw new ConfigError('KAFKA_BROKERS is required for the relay (e.g. KAFKA_BROKERS=127.0.0.1:9092)');
   const logger = jsonLineLogger(process.stdout);
-  const sql: Sql = config.databaseUrl ? createPgSql(config.databaseUrl, { max: 4 }) : await createPgliteSql(config.dataDir);
+  const sql: Sql = config.databaseUrl ? createPgSql(config.databaseUrl, { max: 4, queryTimeoutMillis: config.databaseQueryTimeoutMs }) : await createPgliteSql(config.dataDir);
   await migrate(sql);
   const store = new EventStore(sql, INLINE_PROJECTIONS);
   const relay = await startRelay({ store, brokers: config.kafkaBrokers, logger });

@@ -117,6 +117,12 @@ describe('configuration', () => {
     expect(loadConfig({ SOURCE_TIMEOUT_MS: '2000', ABANDONED_CHARGE_GRACE_MS: '2001', DATA_DIR: freshDataDir() }).abandonedChargeGraceMs).toBe(2001);
   });
 
+  it('given no DATABASE_QUERY_TIMEOUT_MS, then statements may wait 5 s; a set one is taken, one under 100 ms stops the start', () => {
+    expect(loadConfig({ DATA_DIR: freshDataDir() }).databaseQueryTimeoutMs).toBe(5_000);
+    expect(loadConfig({ DATABASE_QUERY_TIMEOUT_MS: '30000', DATA_DIR: freshDataDir() }).databaseQueryTimeoutMs).toBe(30_000);
+    expect(() => loadConfig({ DATABASE_QUERY_TIMEOUT_MS: '99', DATA_DIR: freshDataDir() })).toThrow(/DATABASE_QUERY_TIMEOUT_MS/);
+  });
+
   it('given an empty value, then it counts as unset', () => {
     expect(loadConfig({ DATABASE_URL: '', PORT: ' ', DATA_DIR: freshDataDir() })).toMatchObject({ databaseUrl: undefined, port: 3000 });
   });
