@@ -477,7 +477,7 @@ async function benchPostgres(seconds: number) {
   let storage: StorageFigures | undefined;
   let redisKeys: RedisKeySample[] | undefined;
   try {
-    const env = { PORT: '0', DATABASE_URL: database.url, REDIS_URL, ADMIN_TOKEN, LOG_LEVEL: 'silent' };
+    const env = { PORT: '0', DATABASE_URL: database.url, SOURCE_URL: 'sandbox', REDIS_URL, ADMIN_TOKEN, LOG_LEVEL: 'silent' };
     // BENCH_ONLY=profile: only the profiled run below (a quick look at where the CPU goes).
     const api = process.env.BENCH_ONLY === 'profile' ? undefined : await startChild('api', env);
     if (api) try {

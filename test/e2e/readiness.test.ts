@@ -69,6 +69,7 @@ describe.skipIf(!privateServersAvailable(['postgres', 'redis'], 'readiness: shar
       loadConfig({
         PORT: '0',
         DATABASE_URL: postgres.url,
+        SOURCE_URL: 'sandbox',
         REDIS_URL: redis.url,
         DATA_DIR: dataDir,
         ADMIN_TOKEN,
