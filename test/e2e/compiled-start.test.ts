@@ -1,4 +1,4 @@
-// `npm start` runs compiled JavaScript (issue 13, part 6): `prestart` builds dist/ with tsc, and
+// `npm start` runs compiled JavaScript: `prestart` builds dist/ with tsc, and
 // the start script runs it with plain Node, no TypeScript at run time. The built service starts on
 // the embedded defaults, finds its migrations and the console's assets next to its code, answers
 // a charged lookup, and exits 0 on SIGTERM.
