@@ -20,7 +20,7 @@ export const REDIS_OPTIONS = {
   // Never gives up; the wait between attempts grows to at most 1 s, so recovery is quick.
   retryStrategy: (attempt: number) => Math.min(50 * attempt, 1_000),
   // Commands issued in one event-loop turn (many requests' admissions, slot acquires and releases)
-  // go out in one socket write and come back in one read: socket writes were a quarter of the CPU.
+  // go out in one socket write and come back in one read.
   enableAutoPipelining: true,
 } satisfies RedisOptions;
 
