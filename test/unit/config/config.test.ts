@@ -133,7 +133,7 @@ describe('the data source: the sandbox is chosen, never fallen into', () => {
 
   it('given DATABASE_URL and no SOURCE_URL, then the start stops with a one-line reason naming SOURCE_URL', () => {
     expect(() => chooseSource({ databaseUrl: 'postgres://db/prod' })).toThrow(ConfigError);
-    expect(() => chooseSource({ databaseUrl: 'postgres://db/prod' })).toThrow(/^Invalid configuration:\n  SOURCE_URL: required when DATABASE_URL is set[^\n]*sandbox[^\n]*$/);
+    expect(() => chooseSource({ databaseUrl: 'postgres://db/prod' })).toThrow(/^Invalid configuration:\n {2}SOURCE_URL: required when DATABASE_URL is set[^\n]*sandbox[^\n]*$/);
     expect(() => loadConfig({ DATABASE_URL: 'postgres://db/prod', ADMIN_TOKEN: 'a-token-of-sufficient-length' })).toThrow(/SOURCE_URL: required when DATABASE_URL is set/);
   });
 
