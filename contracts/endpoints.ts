@@ -172,7 +172,7 @@ export const ENDPOINTS = [
     tag: 'Lookups',
     summary: 'Look up a company by any company reference',
     description:
-      'Accepts a company page URL in any variant or case, a slug, an old slug, a numeric id or a URN. A definitive not-found costs 1 credit (free from the cache).',
+      'Accepts a company page URL in any variant or case, a slug, an old slug, a numeric id or a URN.',
     body: CompanyLookupRequest,
     answer: CompanyLookupResponse,
     answerDescription: 'The profile, from the cache or fetched live.',
@@ -190,7 +190,7 @@ export const ENDPOINTS = [
     tag: 'Lookups',
     summary: 'Look up a company by website domain',
     description:
-      'Any page or subdomain of a site is the same lookup (its registrable domain). `meta.resolved` says which domain was resolved and whether the company website confirms it. A definitive not-found costs 4 credits (free from the cache).',
+      'Any page or subdomain of a site is the same lookup (its registrable domain). `meta.resolved` says which domain was resolved and whether the company website confirms it.',
     body: DomainLookupRequest,
     answer: DomainLookupResponse,
     answerDescription: 'The profile, from the cache or fetched live.',
@@ -226,7 +226,7 @@ export const ENDPOINTS = [
     tag: 'Search',
     summary: 'Web search results as JSON',
     description:
-      'Web search results for `query`, at most `limit` (default 10), served from the cache when fresh enough (`max_age`). 1 credit; accepts `Idempotency-Key` like the lookups.',
+      'Web search results for `query`, at most `limit` (default 10), served from the cache when fresh enough (`max_age`). Accepts `Idempotency-Key` like the lookups.',
     body: SearchRequest,
     answer: SearchResponse,
     answerDescription: 'The search results.',

@@ -1,5 +1,5 @@
 /**
- * The one error catalogue of the API (service-spec.md "Errors", decisions.md "Response bodies").
+ * The one error catalogue of the API (docs/api.md "Errors").
  * Every HTTP status, `error.type`, retry flag and billing rule is decided here and nowhere else.
  */
 
@@ -179,7 +179,7 @@ export const ERROR_CATALOGUE = {
     billing: 'refunded',
     message: "A failure on the service's side.",
   },
-  // Not in service-spec.md's table: a dependency of ours (database, Redis) is unreachable for a
+  // Beyond the contract's table: a dependency of ours (database, Redis) is unreachable for a
   // moment. The caller did nothing wrong and may retry; whatever was charged is refunded.
   service_unavailable: {
     status: 503,
@@ -189,7 +189,7 @@ export const ERROR_CATALOGUE = {
     message: 'The service cannot complete calls right now. Retry after Retry-After.',
     defaultRetryAfterSeconds: 2,
   },
-  // Not in service-spec.md's table: the workspace console (issue 14). The caller is signed in
+  // Beyond the contract's table: for the workspace console. The caller is signed in
   // but may not do this: a `member` managing members, or a state-changing call without its
   // session's CSRF token or from another origin (`reason`: not_owner, csrf).
   forbidden: {
@@ -243,7 +243,7 @@ export function isErrorCode(value: string): value is ErrorCode {
   return  Object.hasOwn(ERROR_CATALOGUE, value);
 }
 
-/** Statuses on which `Retry-After` is always sent (decisions.md "Limits"). */
+/** Statuses on which `Retry-After` is always sent (docs/api.md "Limits"). */
 export function statusCarriesRetryAfter(status: number): boolean {
   return status === 429 || status === 503 || status === 504;
 }

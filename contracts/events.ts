@@ -70,7 +70,7 @@ export const EVENT_SCHEMAS = {
     reason: z.string(),
     fetched_at: z.iso.datetime(),
   }),
-  // The workspace console (issue 14). Membership events live on `members-<workspace_id>`;
+  // The workspace console. Membership events live on `members-<workspace_id>`;
   // `actor` is who did it: a member id, or `operator` (the admin token).
   MemberInvited: z.object({
     workspace_id: workspaceId,

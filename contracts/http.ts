@@ -5,7 +5,7 @@ import { CompanyProfile, PersonProfile } from './profiles';
 import { text } from './text';
 
 /**
- * Zod schemas of every HTTP request and response body (service-spec.md + decisions.md).
+ * Zod schemas of every HTTP request and response body (docs/api.md).
  * Request bodies are strict (an unknown field is an error); response schemas describe exactly
  * what the service sends and feed the OpenAPI document. Request bodies have no component id: they
  * stay inline under `requestBody`, where generators such as openapi-typescript keep a field with a
@@ -342,7 +342,7 @@ export const ErrorsListResponse = z
 export const OpenApiDocumentResponse = z.record(z.string(), z.unknown()).meta({ id: 'OpenApiDocument' });
 export const AsyncApiDocumentResponse = z.record(z.string(), z.unknown()).meta({ id: 'AsyncApiDocument' });
 
-// ---------- Admin API (decisions.md "Admin API") ----------
+// ---------- Admin API (docs/api.md "Admin API (operators)") ----------
 
 export const WORKSPACE_NAME_MAX_CHARS = 200;
 export const MAX_CONCURRENCY_DEFAULT = 8;

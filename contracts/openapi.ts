@@ -4,6 +4,7 @@ import { ApiError, ERROR_CATALOGUE, errorBody, escapeHtml, inlineCodeHtml, statu
 import { errorsOf, publicJsonEndpoints, rateLimitPolicy, type Area, type Endpoint, type EndpointId, type RateLimitPolicy } from './endpoints';
 import { operationExamples, type OperationExample } from './examples';
 import { ErrorEnvelope } from './http';
+import { priceSentence } from './prices';
 import { IDEMPOTENCY_KEY_MAX_CHARS } from './validation';
 import { CONSOLE_SECURITY_SCHEME, CONSOLE_TAG, consoleOpenApiPaths } from './console';
 
@@ -147,6 +148,12 @@ function errorResponses(codes: readonly ErrorCode[], docsUrl: string, { replayab
 
 // ---------- operations, from the route table ----------
 
+/** The row's description; a priced row's prices stated from the price table, never restated by hand. */
+function descriptionOf(row: Endpoint): string | undefined {
+  const price = row.priced === undefined ? undefined : priceSentence(row.priced);
+  return [row.description, price].filter((part) => part !== undefined).join(' ') || undefined;
+}
+
 function operation(row: Endpoint, docsUrl: string): ZodOpenApiOperationObject {
   if (row.area === 'admin' || row.answer === 'html') throw new Error(`${row.id} is not in the OpenAPI document`);
   const example = operationExamples(docsUrl)[row.id as EndpointId];
@@ -154,7 +161,7 @@ function operation(row: Endpoint, docsUrl: string): ZodOpenApiOperationObject {
     operationId: row.id,
     tags: [row.tag],
     summary: row.summary,
-    ...(row.description === undefined ? {} : { description: row.description }),
+    ...(descriptionOf(row) === undefined ? {} : { description: descriptionOf(row) }),
     // The Meta area is public: no key.
     ...(row.area === 'meta' ? { security: [] } : {}),
     ...(row.idempotent ? { parameters: [IdempotencyKeyHeader] } : {}),

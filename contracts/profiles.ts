@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /**
- * The two profile shapes the service returns as `data` (decisions.md, "Response bodies").
+ * The two profile shapes the service returns as `data` (docs/api.md "Success answer").
  * Every key is always present; a fact the network does not hold is `null`, never absent, so the
  * same profile always canonicalises to the same JSON and the same `content_hash`.
  * Objects are strict: an upstream shape we do not know fails parsing instead of leaking through.

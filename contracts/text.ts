@@ -8,7 +8,7 @@ import type { DetailIssue } from './errors';
  *   (it has no UTF-8 form: encodeURIComponent throws, jsonb refuses the escape, a text column
  *   would silently get U+FFFD). Every request string must be storable; otherwise 400
  *   `invalid_request` naming the field, before anything is charged or appended.
- * - Not blank: a string of only whitespace is as empty as "" (decisions.md: an empty string is a
+ * - Not blank: a string of only whitespace is as empty as "" (docs/api.md "Request fields": an empty string is a
  *   400), so it is `too_small` too.
  * - Single-line text (names, search queries, a grant's reason) also holds no control character
  *   (Unicode category Cc: C0 including tab and newline, DEL, C1). References (`url`, `domain`)

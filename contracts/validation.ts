@@ -3,7 +3,7 @@ import type { Detail, DetailIssue } from './errors';
 import { textIssueParams } from './text';
 
 /**
- * Turns zod's findings into decisions.md's `error.details` vocabulary:
+ * Turns zod's findings into the `error.details` vocabulary of docs/api.md "Errors":
  * `{field, issue, message}`, `field` = the body field, `body` for the body as a whole.
  */
 

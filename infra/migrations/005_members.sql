@@ -1,4 +1,4 @@
--- The workspace console (issue 14): members, invitations, sign-in state.
+-- The workspace console: members, invitations, sign-in state.
 
 -- Inline projection of the membership events (members-<workspace_id> streams): rebuilt from the log.
 CREATE TABLE IF NOT EXISTS members (

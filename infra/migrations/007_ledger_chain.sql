@@ -1,4 +1,4 @@
--- Finance (issue 15): tamper evidence of the ledger and statements.
+-- Finance: tamper evidence of the ledger and statements.
 
 -- The hash of each workspace's last ledger event, the one its next ledger event links to
 -- (services/ledger/ledger-chain.ts). Read with the workspace row the writer locks anyway.

@@ -1,4 +1,4 @@
--- Console accounts (issue 21): members scoped to their workspace, credential versions, and
+-- Console accounts: members scoped to their workspace, credential versions, and
 -- sign-in attempts counted before the password is checked.
 
 -- An email is a member of each workspace on its own terms: one active membership per workspace

@@ -26,7 +26,7 @@ const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$/;
 /** What a header value may hold (RFC 9110: VCHAR, SP, HTAB, obs-text). */
 const HEADER_VALUE = /^[\t\x20-\x7E\x80-\xFF]*$/;
 
-/** `idempotency-key` -> `Idempotency-Key`: the spelling decisions.md uses for `details.field`. */
+/** `idempotency-key` -> `Idempotency-Key`: the spelling docs/api.md uses for `details.field`. */
 function canonicalHeaderName(name: string): string {
   return name
     .toLowerCase()

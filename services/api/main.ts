@@ -1,4 +1,4 @@
-import { type Config, ConfigError, loadConfig } from '../config/config';
+import { type Config, ConfigError, describeSource, loadConfig } from '../config/config';
 import { startServer } from './server';
 
 let config: Config;
@@ -20,6 +20,7 @@ if (config.adminTokenSource === 'created') {
   console.log(`ADMIN_TOKEN: the one kept in ${config.adminTokenFile}`);
 }
 console.log(`lookup API listening on ${server.url} (database: ${config.databaseUrl ? 'PostgreSQL' : `PGlite in ${config.dataDir}`}, Node ${process.versions.node})`);
+console.log(`data source: ${describeSource(config.source)}`);
 
 let stopping = false;
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {

@@ -86,11 +86,13 @@ export async function startServer(config: Config): Promise<RunningServer> {
     const unregisterUsageLag = registerLagSource('usage_projection', usageLag);
     closers.push(async () => unregisterUsageLag());
 
-    let sourceUrl = config.sourceUrl;
-    if (!sourceUrl) {
+    let sourceUrl: string;
+    if (config.source.kind === 'sandbox') {
       const sandbox = await startSandbox({ host: '127.0.0.1', port: 0 });
       closers.push(() => sandbox.close());
       sourceUrl = sandbox.url;
+    } else {
+      sourceUrl = config.source.url;
     }
     let cacheIndex: CacheIndexMemory | undefined;
     if (config.cacheIndexMaxEntries > 0) {

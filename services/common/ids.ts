@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { ulid } from 'ulid';
 
 /**
- * ULID randomness from a pooled CSPRNG buffer: ulid's default asks the OS once per character,
- * which showed up as ~12% of a busy server's CPU. A byte / 256 maps evenly onto 32 symbols.
+ * ULID randomness from a pooled CSPRNG buffer: ulid's default asks the OS once per character of
+ * every id. A byte / 256 maps evenly onto 32 symbols.
  */
 let pool = Buffer.alloc(0);
 let offset = 0;

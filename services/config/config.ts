@@ -69,7 +69,8 @@ const envSchema = z.object({
     }
     return brokers;
   }),
-  SOURCE_URL: optionalString.pipe(z.url({ protocol: /^https?$/ }).optional()),
+  /** An http(s) URL, or `sandbox`: the built-in synthetic network, chosen on purpose. */
+  SOURCE_URL: optionalString.pipe(z.union([z.literal('sandbox'), z.url({ protocol: /^https?$/, error: 'expected an http(s) URL or sandbox' })]).optional()),
   SOURCE_TIMEOUT_MS: intSetting(1, 600_000, 10_000),
   DATABASE_QUERY_TIMEOUT_MS: intSetting(100, 3_600_000, 5_000),
   ADMIN_TOKEN: optionalString.pipe(z.string().min(16, 'must be at least 16 characters').optional()),
@@ -158,7 +159,8 @@ export type Config = {
   /** From REDIS_URL: one server, a primary found through sentinels, or a cluster. */
   redis?: RedisTarget;
   kafkaBrokers?: string[];
-  sourceUrl?: string;
+  /** Where live fetches go: a data source, or the built-in sandbox network started in process. */
+  source: SourceChoice;
   sourceTimeoutMs: number;
   adminToken: string;
   /** Where the token came from when ADMIN_TOKEN is unset: made now (main prints it) or kept from an earlier start. */
@@ -194,6 +196,28 @@ function isAddressOrRange(entry: string): boolean {
 }
 
 export class ConfigError extends Error {}
+
+export type SourceChoice = { kind: 'url'; url: string } | { kind: 'sandbox' };
+
+/**
+ * Where live fetches go. The embedded default (no DATABASE_URL) may fall back to the sandbox; with
+ * DATABASE_URL set the sandbox must be chosen (`SOURCE_URL=sandbox`), so a production database is
+ * never billed for made-up profiles because SOURCE_URL was forgotten. Pure.
+ */
+export function chooseSource(settings: { databaseUrl?: string; sourceUrl?: string }): SourceChoice {
+  const { databaseUrl, sourceUrl } = settings;
+  if (sourceUrl === 'sandbox') return { kind: 'sandbox' };
+  if (sourceUrl !== undefined) return { kind: 'url', url: sourceUrl.replace(/\/+$/, '') };
+  if (databaseUrl === undefined) return { kind: 'sandbox' };
+  throw new ConfigError(
+    'Invalid configuration:\n  SOURCE_URL: required when DATABASE_URL is set (the data source URL, or sandbox to use the synthetic network on purpose)',
+  );
+}
+
+/** The source in words, for the start-up log line. */
+export function describeSource(source: SourceChoice): string {
+  return source.kind === 'sandbox' ? 'built-in sandbox network (synthetic profiles)' : source.url;
+}
 
 /**
  * ADMIN_TOKEN, else the token kept in DATA_DIR/admin-token (mode 0600), made on the first start:
@@ -235,7 +259,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir: e.DATA_DIR,
     redis: e.REDIS_URL,
     kafkaBrokers: e.KAFKA_BROKERS,
-    sourceUrl: e.SOURCE_URL?.replace(/\/+$/, ''),
+    source: chooseSource({ databaseUrl: e.DATABASE_URL, sourceUrl: e.SOURCE_URL }),
     sourceTimeoutMs: e.SOURCE_TIMEOUT_MS,
     ...adminToken(e.ADMIN_TOKEN, e.DATA_DIR),
     docsUrl: e.DOCS_URL?.replace(/\/+$/, ''),

@@ -1,8 +1,13 @@
+import { Operation } from '../../contracts/events';
+
 /**
  * The console's HTML: one shell per page, the page's static parts (forms, tables, filters) in the
  * markup, filled by the one script (console.js) from the /console/v1 API. No inline script or
  * style, so the pages run under a CSP that allows only this origin's files.
  */
+
+/** The operations of the contract, in its order: the usage filter lists them and the script colours them by position. */
+const OPERATIONS = Operation.options;
 
 export const CONSOLE_PAGES = ['signin', 'accept', 'overview', 'keys', 'usage', 'ledger', 'statement', 'members', 'account'] as const;
 export type ConsolePage = (typeof CONSOLE_PAGES)[number];
@@ -32,7 +37,7 @@ export function renderPage(page: ConsolePage, assets: { js: string; css: string 
 <link rel="stylesheet" href="${assets.css}">
 <script src="${assets.js}" defer></script>
 </head>
-<body data-page="${page}">
+<body data-page="${page}" data-operations="${OPERATIONS.join(' ')}">
 <a class="skip" href="#main">Skip to content</a>
 <header class="top">
   <a class="brand" href="/console/overview">Lookup console</a>
@@ -129,7 +134,7 @@ const BODIES: Record<ConsolePage, string> = {
   usage: `<form id="usage-filters" class="card inline">
   <label>Key <select name="key_id"><option value="">All keys</option></select></label>
   <label>Operation <select name="operation"><option value="">All operations</option>
-    <option>company</option><option>domain</option><option>person_url</option><option>person_name</option><option>search</option></select></label>
+    ${OPERATIONS.map((op) => `<option>${op}</option>`).join('')}</select></label>
   ${dateFilters}
   <button type="submit">Apply</button>
 </form>

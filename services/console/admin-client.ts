@@ -17,7 +17,7 @@ import type {
 import type { AuditReport } from '../projections/audit';
 
 /**
- * A small typed client of the admin API (decisions.md "Admin API"), used by the console CLI and
+ * A small typed client of the admin API (docs/api.md "Admin API (operators)"), used by the console CLI and
  * by end-to-end tests. Every non-2xx answer becomes an AdminApiError carrying the envelope's code.
  */
 

@@ -1,7 +1,7 @@
 import type { EventData } from '../../contracts/events';
 import type { LedgerEntry, WorkspaceResponse } from '../../contracts/http';
 import type { RecordedEvent } from '../eventstore/types';
-import { evolveWorkspace, type WorkspaceState } from '../ledger/workspace-state';
+import { balanceChange, evolveWorkspace, type WorkspaceState } from '../ledger/workspace-state';
 
 /**
  * A workspace and its ledger as they stood at an instant, from the log alone: its stream's events
@@ -19,11 +19,7 @@ export function replayWorkspace(events: readonly RecordedEvent[]): { workspace: 
       const d = e.data as EventData<'WorkspaceCreated'>;
       identity = { id: d.workspace_id, name: d.name, created_at: e.recordedAt.toISOString() };
     }
-    const signed =
-      e.type === 'CreditsGranted' ? (e.data as EventData<'CreditsGranted'>).amount
-      : e.type === 'LookupCharged' ? 0 - (e.data as EventData<'LookupCharged'>).credits // 0, not -0, for a free charge
-      : e.type === 'LookupRefunded' ? (e.data as EventData<'LookupRefunded'>).credits
-      : null;
+    const signed = balanceChange(e);
     if (signed === null || !state) continue;
     const call = e.type === 'CreditsGranted' ? undefined : (e.data as EventData<'LookupCharged'>);
     ledger.push({

@@ -1,32 +1,17 @@
 import { freeAreaEndpoints, pricedEndpoint } from '../../contracts/endpoints';
+import { ERROR_CATALOGUE, ERROR_CODES, type BillingRule, type ErrorCode } from '../../contracts/errors';
 import type { PricedOperation, PricingResponse } from '../../contracts/http';
+import { PRICES } from '../../contracts/prices';
 
 /**
- * The one price table (decisions.md "Prices"), and the pure rules that turn an outcome into
- * credits. Served as is by `GET /v1/pricing`.
+ * The pure rules that turn an outcome into credits, by the one price table (contracts/prices.ts,
+ * docs/api.md "Prices"), and `GET /v1/pricing`, which serves that table.
  */
 
 export type { PricedOperation };
 /** Every operation a call can be billed as: the priced lookups plus the free cache and Meta areas. */
 export type BilledOperation = PricedOperation | 'cache' | 'meta';
 export type LookupOutcome = 'success' | 'not_found' | 'failure';
-
-interface PriceRow {
-  description: string;
-  /** How the errors page names the lookup when it lists not-found prices. */
-  lookupBy: string;
-  success: number;
-  /** null: the operation has no definitive not-found answer. */
-  notFound: number | null;
-}
-
-const PRICES: Readonly<Record<PricedOperation, PriceRow>> = {
-  company: { description: 'Company lookup by any company reference.', lookupBy: 'company reference', success: 1, notFound: 1 },
-  domain: { description: 'Company lookup by website domain.', lookupBy: 'website domain', success: 4, notFound: 4 },
-  person_url: { description: 'Person lookup by profile URL.', lookupBy: 'person', success: 1, notFound: 1 },
-  person_name: { description: 'Person lookup by name.', lookupBy: 'person', success: 3, notFound: 1 },
-  search: { description: 'Web search results as JSON.', lookupBy: 'search', success: 1, notFound: null },
-};
 
 const FREE_AREAS = ['cache', 'meta'] as const;
 
@@ -63,8 +48,29 @@ export function chargeForOutcome(op: BilledOperation, outcome: LookupOutcome, fr
  * nothing for a success. Never more than was charged, never negative.
  */
 export function refundOwed(charged: number, outcome: LookupOutcome, op: BilledOperation, fromCache = false): number {
-  const owed = chargeForOutcome(op, outcome, fromCache);
-  return Math.min(charged, Math.max(0, charged - owed));
+  return refundCap(charged, charged - chargeForOutcome(op, outcome, fromCache));
+}
+
+/** The refund cap: a refund is never more than was charged, never negative. */
+export function refundCap(charged: number, owed: number): number {
+  return Math.min(charged, Math.max(0, owed));
+}
+
+/** The codes the catalogue bills by `rule`, in catalogue order. */
+export function codesBilled(rule: BillingRule): ErrorCode[] {
+  return ERROR_CODES.filter((code) => ERROR_CATALOGUE[code].billing === rule);
+}
+
+/** "a, b and c". */
+const listed = (items: readonly string[]) => (items.length < 2 ? items.join('') : `${items.slice(0, -1).join(', ')} and ${items.at(-1)}`);
+
+/** The never-charged rule in words: whole statuses where every code of it is never charged, the other codes by name. */
+function neverChargedText(): string {
+  const neverCharged = codesBilled('never_charged');
+  const statuses = [...new Set(ERROR_CODES.map((code) => ERROR_CATALOGUE[code].status))].sort((a, b) => a - b);
+  const wholeStatuses = statuses.filter((status) => ERROR_CODES.every((code) => ERROR_CATALOGUE[code].status !== status || ERROR_CATALOGUE[code].billing === 'never_charged'));
+  const byName = neverCharged.filter((code) => !wholeStatuses.includes(ERROR_CATALOGUE[code].status));
+  return listed([...wholeStatuses.map(String), ...byName]).replace(/ and ([^ ]+)$/, ' or $1');
 }
 
 /** The body of `GET /v1/pricing`. */
@@ -88,10 +94,10 @@ export function pricingTable(): PricingResponse {
     free: FREE_AREAS.map((area) => ({ area, price: 0 as const, endpoints: freeAreaEndpoints(area) })),
     notes: [
       'A cache HIT of a profile is charged like a live lookup.',
-      'A definitive not-found (not_found, unresolvable_id) is charged at the not-found price, and is free when answered from the cache.',
+      `A definitive not-found (${codesBilled('not_found_price').join(', ')}) is charged at the not-found price, and is free when answered from the cache.`,
       'A call is refused with insufficient_credits when the balance is below its success price; nothing is charged.',
-      'Calls refused with 400, 401, 402, 409, 422, 429 or no_capacity are never charged.',
-      'upstream_error, parse_error, blocked, source_rate_limited, timeout and internal_error are refunded automatically: credits_charged and X-Credits-Charged show 0.',
+      `Calls refused with ${neverChargedText()} are never charged.`,
+      `${listed(codesBilled('refunded'))} are refunded automatically: credits_charged and X-Credits-Charged show 0.`,
     ],
   };
 }

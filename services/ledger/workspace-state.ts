@@ -31,8 +31,34 @@ export function workspaceChangedBy(e: EventLike): string | undefined {
   return typeof id === 'string' ? id : undefined;
 }
 
+/** Events that open (WorkspaceCreated, at 0) or move a workspace's balance. */
+export const BALANCE_EVENT_TYPES = ['WorkspaceCreated', 'CreditsGranted', 'LookupCharged', 'LookupRefunded'] as const;
+const BALANCE_EVENTS: ReadonlySet<string> = new Set(BALANCE_EVENT_TYPES);
+
+/** Whether the event opens or moves a workspace's balance. */
+export function opensOrMovesBalance(e: Pick<EventLike, 'type'>): boolean {
+  return BALANCE_EVENTS.has(e.type);
+}
+
 /** The event's data, typed by the contract (the type argument names which event it is). */
 const dataOf = <T extends EventType>(e: EventLike, _type: T) => e.data as EventData<T>;
+
+/**
+ * The credits an event moves, signed as its ledger line shows them: + for a grant or a refund,
+ * − for a charge (0, never −0, for a free charge). null: the event moves no credits.
+ */
+export function balanceChange(e: EventLike): number | null {
+  switch (e.type) {
+    case 'CreditsGranted':
+      return dataOf(e, 'CreditsGranted').amount;
+    case 'LookupCharged':
+      return 0 - dataOf(e, 'LookupCharged').credits;
+    case 'LookupRefunded':
+      return dataOf(e, 'LookupRefunded').credits;
+    default:
+      return null;
+  }
+}
 
 /**
  * A workspace after one event. An event other than WorkspaceCreated on no workspace leaves none:
@@ -43,13 +69,11 @@ export function evolveWorkspace(state: WorkspaceState | undefined, e: EventLike)
     case 'WorkspaceCreated':
       return { balance: 0, maxConcurrency: dataOf(e, 'WorkspaceCreated').max_concurrency };
     case 'CreditsGranted':
-      return state && { ...state, balance: state.balance + dataOf(e, 'CreditsGranted').amount };
+    case 'LookupCharged':
+    case 'LookupRefunded':
+      return state && { ...state, balance: state.balance + balanceChange(e)! };
     case 'LimitsChanged':
       return state && { ...state, maxConcurrency: dataOf(e, 'LimitsChanged').max_concurrency };
-    case 'LookupCharged':
-      return state && { ...state, balance: state.balance - dataOf(e, 'LookupCharged').credits };
-    case 'LookupRefunded':
-      return state && { ...state, balance: state.balance + dataOf(e, 'LookupRefunded').credits };
     default:
       return state;
   }

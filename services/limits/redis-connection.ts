@@ -24,7 +24,7 @@ export const REDIS_OPTIONS = {
   // Never gives up; the wait between attempts grows to at most 1 s, so recovery is quick.
   retryStrategy: (attempt: number) => Math.min(50 * attempt, 1_000),
   // Commands issued in one event-loop turn (many requests' admissions, slot acquires and releases)
-  // go out in one socket write and come back in one read: socket writes were a quarter of the CPU.
+  // go out in one socket write and come back in one read.
   enableAutoPipelining: true,
   // Leaving a connection (the sentinels announced another primary) waits this long for the server's
   // goodbye: a frozen primary never sends it, and ioredis' default of 2 s would be 2 s more of 503s.

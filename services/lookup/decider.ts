@@ -6,7 +6,7 @@ import { chargeForOutcome, refundOwed, successPrice } from '../ledger/pricing';
 import { ageSeconds, cacheDecision, type CacheDecision } from './freshness';
 
 /**
- * What a lookup does, decided without I/O (decisions.md "Prices", service-spec.md "Billing
+ * What a lookup does, decided without I/O (docs/api.md "Prices", "Billing
  * rules"): given what the cache holds and what the source answered, which charge, which
  * settlement, which events and which answer or error. The lookup service does the reading and
  * writing around these two decisions.
@@ -147,7 +147,7 @@ export function decideFetched(given: {
 
 /**
  * A charged live lookup failed on the service's side after its charge (a write refused, a bug):
- * settled as an `internal_error`, the whole charge refunded (service-spec.md Billing rule 3).
+ * settled as an `internal_error`, the whole charge refunded (docs/api.md "Prices").
  * `onlyIfUnsettled`: a failed settlement that committed after all is left as it is.
  */
 export function decideFailureAfterCharge(given: { asked: Pick<LookupAsked, 'operation'>; status: 'MISS' | 'REFRESH'; charged: number }): FailureSettlement {

@@ -1,5 +1,5 @@
 /**
- * Pure cache-freshness rules (decisions.md "`max_age`"): a cached copy at most `max_age` seconds
+ * Pure cache-freshness rules (docs/api.md "Request fields", `max_age`): a cached copy at most `max_age` seconds
  * old is served (HIT); `max_age` 0 always fetches live; otherwise a live fetch is a MISS when
  * nothing was cached and a REFRESH when an older copy was.
  */

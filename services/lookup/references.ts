@@ -1,7 +1,7 @@
 import { parse as parseHost } from 'tldts';
 
 /**
- * Pure parsing of the three kinds of lookup input (decisions.md "References").
+ * Pure parsing of the three kinds of lookup input (docs/api.md "Request fields").
  * Anything these functions reject is answered with the endpoint's own 400 code
  * (`invalid_company_reference`, `invalid_domain`, `invalid_person_reference`).
  */

@@ -1,6 +1,6 @@
 import type { EventData, EventType } from '../../contracts/events';
 import type { RecordedEvent } from '../eventstore/types';
-import { evolveWorkspace, workspaceChangedBy } from '../ledger/workspace-state';
+import { balanceChange, evolveWorkspace, workspaceChangedBy } from '../ledger/workspace-state';
 
 /**
  * The ledger projection's rule, without I/O: given the rows of the workspaces a run of events
@@ -110,14 +110,14 @@ export function planLedgerWrites(current: ReadonlyMap<string, WorkspaceRow>, eve
     if (!row) throw new Error(`${e.type} at position ${e.position} for unknown workspace ${id}`);
     return row;
   };
-  const entry = (e: RecordedEvent, ws: WorkspaceRow, credits: number, keyId: string | null) => {
+  const entry = (e: RecordedEvent, ws: WorkspaceRow, keyId: string | null) => {
     ledgerEntries.push({
       position: e.position,
       workspace_id: ws.id,
       type: e.type,
       request_id: e.metadata.request_id ?? null,
       key_id: keyId,
-      credits,
+      credits: balanceChange(e)!,
       balance_after: ws.balance,
       recorded_at: e.recordedAt,
     });
@@ -153,7 +153,7 @@ export function planLedgerWrites(current: ReadonlyMap<string, WorkspaceRow>, eve
         const ws = existing(d.workspace_id, e);
         evolve(ws, e);
         linked(ws, e);
-        entry(e, ws, d.amount, null);
+        entry(e, ws, null);
         break;
       }
       case 'LimitsChanged': {
@@ -169,7 +169,7 @@ export function planLedgerWrites(current: ReadonlyMap<string, WorkspaceRow>, eve
         if (!ws || ws.balance < d.credits) throw new InsufficientCreditsError(d.workspace_id);
         evolve(ws, e);
         linked(ws, e);
-        entry(e, ws, -d.credits, d.key_id);
+        entry(e, ws, d.key_id);
         if (newCharges.has(d.request_id)) throw new Error(`request ${d.request_id} charged twice (position ${e.position})`);
         newCharges.set(d.request_id, {
           request_id: d.request_id,
@@ -188,7 +188,7 @@ export function planLedgerWrites(current: ReadonlyMap<string, WorkspaceRow>, eve
         const ws = existing(d.workspace_id, e);
         evolve(ws, e);
         linked(ws, e);
-        entry(e, ws, d.credits, d.key_id);
+        entry(e, ws, d.key_id);
         const charge = newCharges.get(d.request_id);
         if (charge) charge.refunded_credits = d.credits;
         else refunds.set(d.request_id, d.credits);

@@ -7,6 +7,7 @@ import {
   type WorkspaceBalanceMessage,
 } from '../../contracts/jsonschema';
 import type { SqlExecutor } from '../eventstore/sql';
+import { opensOrMovesBalance } from '../ledger/workspace-state';
 import type { RecordedEvent } from '../eventstore/types';
 import { cloudEventHeaders } from './cloudevents';
 import type { OutgoingMessage, TopicNames } from './routing';
@@ -24,14 +25,11 @@ import type { OutgoingMessage, TopicNames } from './routing';
  * once the relay has caught up it equals the admin API's balance.
  */
 
-/** Events that open (at 0) or move a workspace's balance. */
-const BALANCE_EVENTS = new Set(['WorkspaceCreated', 'CreditsGranted', 'LookupCharged', 'LookupRefunded']);
-
 /** Per workspace, the newest event of the batch that opens or moves its balance, in batch order. */
 export function balanceEventsByWorkspace(events: readonly RecordedEvent[]): Map<string, RecordedEvent> {
   const newest = new Map<string, RecordedEvent>();
   for (const event of events) {
-    if (!BALANCE_EVENTS.has(event.type)) continue;
+    if (!opensOrMovesBalance(event)) continue;
     const workspaceId = (event.data as { workspace_id?: unknown } | null)?.workspace_id;
     if (typeof workspaceId !== 'string' || workspaceId === '') continue;
     // Deleted and set again: the map keeps the order of each workspace's newest event.

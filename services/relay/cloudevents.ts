@@ -15,8 +15,7 @@ export interface CloudEventAttributes {
  * datacontenttype as `content-type`; the message key and value stay the relay's own.
  *
  * Written out rather than produced per message by the `cloudevents` SDK (`new CloudEvent` +
- * `Kafka.binary`): the SDK path cost 50 to 140 µs a message on the development machine, more than
- * the rest of the relay's per-event work. The unit tests (test/unit/relay/cloudevents.test.ts) hold
+ * `Kafka.binary`), whose per-message cost outweighs the rest of the relay's work. The unit tests (test/unit/relay/cloudevents.test.ts) hold
  * these headers to the SDK: equal to what `Kafka.binary` produces, and read back by
  * `Kafka.toEvent` into a CloudEvent that passes the SDK's strict validation, for every event type.
  */

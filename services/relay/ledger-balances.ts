@@ -1,5 +1,5 @@
 import { PublishedEventEnvelope, type PublishedEvent } from '../../contracts/jsonschema';
-import { evolveWorkspace, workspaceChangedBy, type WorkspaceState } from '../ledger/workspace-state';
+import { balanceChange, evolveWorkspace, opensOrMovesBalance, workspaceChangedBy, type WorkspaceState } from '../ledger/workspace-state';
 
 /**
  * Balances rebuilt from the ledger topic alone: what an analytics consumer does. The relay
@@ -23,9 +23,6 @@ export type LedgerStep =
   /** An event of the topic that moves no credits (LimitsChanged, or a type this reader does not know). */
   | { kind: 'ignored'; eventId: string };
 
-/** Events that open or move a balance. */
-const BALANCE_EVENTS = new Set(['WorkspaceCreated', 'CreditsGranted', 'LookupCharged', 'LookupRefunded']);
-
 /**
  * A workspace whose creation this reader never saw (it joined the topic later, or the topic's
  * retention dropped it): its balance counts from zero, its limit is unknown (0).
@@ -38,8 +35,7 @@ export function emptyLedgerBalances(): LedgerBalances {
 
 /** Credits an event moves: + for grants and refunds, − for charges, 0 for anything else. */
 export function creditDelta(event: Pick<PublishedEvent, 'type' | 'data'>): number {
-  if (event.type === 'WorkspaceCreated' || !BALANCE_EVENTS.has(event.type)) return 0;
-  return evolveWorkspace(UNSEEN, event)!.balance - UNSEEN.balance;
+  return balanceChange(event) ?? 0;
 }
 
 /** Applies one event to `state` (which it updates); a repeated event id changes nothing. */
@@ -56,7 +52,7 @@ export function applyLedgerEvent(state: LedgerBalances, event: PublishedEvent): 
   const after = evolveWorkspace(event.type === 'WorkspaceCreated' ? before : (before ?? UNSEEN), event)!;
   state.workspaces.set(workspaceId, after);
   state.balances.set(workspaceId, after.balance);
-  if (!BALANCE_EVENTS.has(event.type)) return { kind: 'ignored', eventId };
+  if (!opensOrMovesBalance(event)) return { kind: 'ignored', eventId };
   state.applied += 1;
   return { kind: 'applied', eventId, workspaceId, delta: after.balance - (before?.balance ?? 0), balance: after.balance };
 }

@@ -1,8 +1,8 @@
 import type { CompanyProfile, PersonProfile } from '../../contracts/profiles';
 
 /**
- * The entries decisions.md ("The sandbox network") names, written out by hand so tests and docs
- * can rely on them exactly. Everything else in the network is generated.
+ * The fixed entries of the sandbox network, written out by hand so tests and docs can rely on
+ * them exactly. Everything else in the network is generated.
  */
 
 export const NETWORK_ORIGIN = 'https://www.linkedin.com';

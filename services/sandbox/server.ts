@@ -8,8 +8,8 @@ import { getWorld, normalizeName, type World } from './world';
 
 /**
  * The sandbox network over HTTP: the protocol of services/lookup/source/wire.ts, with the failure
- * triggers of decisions.md answered the way a real upstream fails (status codes, Retry-After,
- * unreadable bodies, silence).
+ * triggers of services/sandbox/README.md answered the way a real upstream fails (status codes,
+ * Retry-After, unreadable bodies, silence).
  */
 
 export type SandboxOptions = { host?: string; port?: number };

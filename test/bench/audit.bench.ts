@@ -28,7 +28,7 @@ const WORKSPACES = 50;
 const CONNECTIONS = 8;
 
 async function startApi(databaseUrl: string): Promise<{ url: string; stop(): Promise<void> }> {
-  const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: databaseUrl, ADMIN_TOKEN, LOG_LEVEL: 'silent', PORT: '0' };
+  const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: databaseUrl, SOURCE_URL: 'sandbox', ADMIN_TOKEN, LOG_LEVEL: 'silent', PORT: '0' };
   delete env.REDIS_URL;
   delete env.KAFKA_BROKERS;
   const child = fork(SERVER_CHILD, ['api'], { cwd: REPO_ROOT, execArgv: ['--import', 'tsx'], env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });

@@ -1,4 +1,4 @@
-// What a target of issue 12 leaves for the service's own CPU, from one run's measured figures.
+// What a throughput target (docs/performance.md) leaves for the service's own CPU, from one run's measured figures.
 //
 // The load generator, the service, PostgreSQL and Redis all run on the same cores. A throughput
 // target (a ratio to bare Fastify) fixes how many hits a second the cores must serve, hence how much

@@ -131,7 +131,7 @@ async function startChild(mode: 'api' | 'bare', env: Record<string, string>, ext
 }
 
 // ---------------------------------------------------------------------------------------------
-// Admin set-up over HTTP, per decisions.md "Admin API"
+// Admin set-up over HTTP, per docs/api.md "Admin API (operators)"
 
 async function call(url: string, method: string, body: unknown, headers: Record<string, string>) {
   const response = await fetch(url, {
@@ -477,7 +477,7 @@ async function benchPostgres(seconds: number) {
   let storage: StorageFigures | undefined;
   let redisKeys: RedisKeySample[] | undefined;
   try {
-    const env = { PORT: '0', DATABASE_URL: database.url, REDIS_URL, ADMIN_TOKEN, LOG_LEVEL: 'silent' };
+    const env = { PORT: '0', DATABASE_URL: database.url, SOURCE_URL: 'sandbox', REDIS_URL, ADMIN_TOKEN, LOG_LEVEL: 'silent' };
     // BENCH_ONLY=profile: only the profiled run below (a quick look at where the CPU goes).
     const api = process.env.BENCH_ONLY === 'profile' ? undefined : await startChild('api', env);
     if (api) try {
@@ -699,7 +699,7 @@ function printScaling(results: LoadResult[], storage: StorageFigures | undefined
   }
 }
 
-/** Issue 12's targets, judged in the targets table and budgeted in printBudgets. */
+/** The targets of docs/performance.md, judged in the targets table and budgeted in printBudgets. */
 const TARGETS: Targets = { ratio: 0.35, p99: 20, cpuRatio: 3, liteRatio: 0.15, liteP99: 50, rssGrowth: 0.1 };
 
 interface Targets {
@@ -759,7 +759,7 @@ function printCpuAndTargets(results: LoadResult[], memory: MemoryRun | undefined
   };
   const check = (ok: boolean) => (ok ? 'met' : 'NOT met');
   const T = TARGETS;
-  say('\n== Targets (issue 12) ==');
+  say('\n== Targets ==');
   say(table([
     ['target', 'measured', ''],
     [`charged hit / bare Fastify >= ${T.ratio} (PostgreSQL+Redis)`, t.ratio.toFixed(3), check(t.ratio >= T.ratio)],

@@ -46,6 +46,7 @@ describe.runIf(available)('the workspace console in Chromium', { timeout: 60_000
       PORT: '0',
       ADMIN_TOKEN,
       DATABASE_URL: database.url,
+      SOURCE_URL: 'sandbox',
       DATA_DIR: dataDir,
       LOG_LEVEL: process.env.E2E_LOG_LEVEL ?? 'silent',
       MAX_EVENT_LOOP_DELAY_MS: '60000',

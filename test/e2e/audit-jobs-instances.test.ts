@@ -1,4 +1,4 @@
-// Audit jobs across instances on one database (issue 22, part 6): a job started on one instance is
+// Audit jobs across instances on one database (ADR 0012): a job started on one instance is
 // answered by another; a second start on the other while it runs gives the running one; the
 // instance running it killed (SIGKILL) mid-audit, the other fails it once its heartbeat is older
 // than AUDIT_HEARTBEAT_TIMEOUT_MS, then starts and finishes the next audit itself.

@@ -10,7 +10,7 @@
 //    field of a company, person or search answer gives a 200 with the text cleaned (no control
 //    character, no lone surrogate, about at most 300, current employers first) or a refunded 502
 //    parse_error, never another 5xx; the cleaned answer served again has the same content_hash.
-// Expectations come from service-spec.md, decisions.md and issue 10 (parts 4-6).
+// Expectations come from docs/api.md ("Request fields", "Upstream data", "Errors").
 import fc from 'fast-check';
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';

@@ -1,4 +1,4 @@
-// End-to-end, as a client sees it (issue 13 part 4): the credit headers on every answer that has a
+// End-to-end, as a client sees it: the credit headers on every answer that has a
 // workspace, a key's last use on every authenticated request, an empty body where every field is
 // optional, the 401 challenge, and a profile that is the same bytes from the cache as live.
 import { createHash } from 'node:crypto';

@@ -1,4 +1,4 @@
-// `npm start` runs compiled JavaScript (issue 13, part 6): `prestart` builds dist/ with tsc, and
+// `npm start` runs compiled JavaScript: `prestart` builds dist/ with tsc, and
 // the start script runs it with plain Node, no TypeScript at run time. The built service starts on
 // the embedded defaults, finds its migrations and the console's assets next to its code, answers
 // a charged lookup, and exits 0 on SIGTERM.
@@ -47,6 +47,8 @@ describe('npm start: the compiled service', () => {
       expect(output()).toMatch(/listening on \S+ \(.*Node 24\.\d+\.\d+\)/);
 
       expect((await call(url, 'GET', '/v1/health/ready')).status).toBe(200);
+      // No DATABASE_URL: the embedded default may start the sandbox by itself, and says so.
+      expect(output()).toMatch(/data source: built-in sandbox network/);
       const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
       const ws = await call(url, 'POST', '/admin/v1/workspaces', { json: { name: 'compiled', credits: 5 }, headers: admin });
       const key = await call(url, 'POST', `/admin/v1/workspaces/${ws.body.id}/keys`, { json: {}, headers: admin });

@@ -41,6 +41,7 @@ describe.runIf(databaseAvailable)('console accounts on PostgreSQL, two instances
       PORT: '0',
       ADMIN_TOKEN,
       DATABASE_URL: database.url,
+      SOURCE_URL: 'sandbox',
       DATA_DIR: '/tmp',
       TRUST_PROXY: 'true',
       LOG_LEVEL: process.env.E2E_LOG_LEVEL ?? 'silent',

@@ -1,4 +1,4 @@
-// The cross-instance guarantees with the fast paths on (issue 12): admission in one Redis script
+// The cross-instance guarantees with the fast paths on: admission in one Redis script
 // for a cached key, the cache index kept in each instance's memory. Two instances on one
 // PostgreSQL database and one Redis: a key revoked on A is refused on B's very next request; one
 // rate-limit bucket and one slot count per key/workspace across both; an entry refreshed through A

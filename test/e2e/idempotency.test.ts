@@ -1,4 +1,4 @@
-// End-to-end: Idempotency-Key (decisions.md "Idempotency") over real HTTP, on PGlite and on
+// End-to-end: Idempotency-Key (docs/api.md "Idempotency") over real HTTP, on PGlite and on
 // PostgreSQL (+ Redis): replays of 200 and 404, reuse with another body or endpoint, a key in
 // use, malformed keys, refusals that are not stored, workspace scope, and replays after a restart.
 // The tests of one backend share a server; each makes the cache entries and stored answers it
@@ -9,7 +9,7 @@ import { expectDetail, expectError, expectSuccess, ledgerTypes } from './support
 import { backends, call, newCustomer, startE2eServer, type Customer, type E2eServer, type HttpResult } from './support/harness';
 import { ownCompany } from './support/sandbox-references';
 
-/** Headers a replay repeats from the original (decisions.md "Idempotency"). */
+/** Headers a replay repeats from the original (docs/api.md "Idempotency"). */
 const REPLAYED = ['x-request-id', 'x-credits-charged', 'x-cache', 'age'];
 
 const newKey = () => `e2e-${randomUUID()}`;

@@ -1,4 +1,4 @@
-// The workspace concurrency cap over HTTP on two instances sharing Redis (decisions.md, Limits):
+// The workspace concurrency cap over HTTP on two instances sharing Redis (docs/api.md "Limits"):
 // at most max_concurrency lookups in flight across all instances, the rest 429
 // concurrency_limited with Retry-After: 1 and no charge; Cache-area calls are not counted.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

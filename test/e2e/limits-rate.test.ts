@@ -1,4 +1,4 @@
-// Rate limits over HTTP on two instances sharing Redis (decisions.md, Limits): a token bucket per
+// Rate limits over HTTP on two instances sharing Redis (docs/api.md "Limits"): a token bucket per
 // API key, a per-IP bucket of 120/min for calls without a valid key, headers on every response,
 // and none of it on the admin API.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,8 +1,9 @@
 // End-to-end: the three lookups, search and the cache area over real HTTP, on PGlite and on
 // PostgreSQL (+ Redis), then a restart on the same data. Expectations come from
-// service-spec.md and decisions.md. The tests of one backend share a server, but none builds on
+// docs/api.md. The tests of one backend share a server, but none builds on
 // another's cache: a test that expects a MISS looks up references no other test of this file
-// touches (the fixed entries of decisions.md, each used by one test, or generated ones of its own),
+// touches (the fixed entries of services/sandbox/fixed.ts, each used by one test, or generated ones of its
+// own),
 // and a test that needs a cached copy puts it there itself. Any one runs alone with `-t`.
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
 import { expectDetail, expectError, expectSuccess, expectedContentHash, ledgerTypes } from './support/contract';

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { ERROR_CODES, ERROR_TABLE, REQUEST_ID, expectError, expectRateLimitHeaders, expectRequestId } from './support/contract';
 import { backends, call, newCustomer, startE2eServer, type Customer, type E2eServer } from './support/harness';
 
-/** decisions.md "Prices": operation -> [success, definitive not-found]. */
+/** docs/api.md "Prices": operation -> [success, definitive not-found]. */
 const PRICES: Record<string, [number, number | null]> = {
   company: [1, 1],
   domain: [4, 4],
@@ -14,7 +14,7 @@ const PRICES: Record<string, [number, number | null]> = {
   search: [1, null],
 };
 
-/** Every operation decisions.md names, as OpenAPI path -> method. */
+/** Every operation docs/api.md names, as OpenAPI path -> method. */
 const OPERATIONS: Array<[string, string]> = [
   ['/v1/company', 'post'],
   ['/v1/domain', 'post'],
@@ -68,7 +68,7 @@ describe.each(backends())('Meta area over HTTP on $name', (backend) => {
       expect(res.body.version).toBe('1.0.0');
     });
 
-    test('GET /v1/pricing lists the prices of decisions.md', async () => {
+    test('GET /v1/pricing lists the prices of docs/api.md', async () => {
       const res = await get('/v1/pricing');
       const byOperation = Object.fromEntries(
         res.body.operations.map((o: any) => [o.operation, [o.success_price, o.not_found_price]]),

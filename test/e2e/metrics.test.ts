@@ -1,4 +1,4 @@
-// End-to-end: GET /metrics (issue 13, part 1). A few lookups of known kinds (a miss, a hit, a
+// End-to-end: GET /metrics. A few lookups of known kinds (a miss, a hit, a
 // not-found, a not-found priced lower than its charge, a failure refunded, a rate-limited call),
 // then a scrape: every counter moved by exactly what was done. On PGlite and on PostgreSQL
 // (+ Redis), on the main port behind the admin token, and on METRICS_PORT without one.

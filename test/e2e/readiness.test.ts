@@ -1,4 +1,4 @@
-// End-to-end: readiness, GET /v1/health/ready, is about this instance only (issue 22, part 5).
+// End-to-end: readiness, GET /v1/health/ready, is about this instance only (ADR 0011).
 // Ready on the embedded defaults and on real servers; a shared dependency down or behind (the
 // database read-only or stopped, Redis killed, the usage projection held back) leaves it 200, on
 // servers this file owns, while the API itself answers 503 where it must; and after SIGTERM an
@@ -69,6 +69,7 @@ describe.skipIf(!privateServersAvailable(['postgres', 'redis'], 'readiness: shar
       loadConfig({
         PORT: '0',
         DATABASE_URL: postgres.url,
+        SOURCE_URL: 'sandbox',
         REDIS_URL: redis.url,
         DATA_DIR: dataDir,
         ADMIN_TOKEN,

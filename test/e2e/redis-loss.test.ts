@@ -1,4 +1,4 @@
-// Redis lost under load (issue 10, part 3): an instance (a child process) on a Redis of its own
+// Redis lost under load (ADR 0008): an instance (a child process) on a Redis of its own
 // that the test SIGKILLs for ~3 s while ~20 clients keep looking up. Nothing answers 500 and the
 // process does not exit: while Redis is out, calls answer at once 503 service_unavailable with
 // Retry-After and nothing charged; once it is back they succeed again with no restart, and the
@@ -27,7 +27,7 @@ function expectServiceUnavailable(answer: HttpAnswer, area: 'api' | 'admin' = 'a
   expect(answer.headers['retry-after']).toBe(String(retryAfter));
   expect(answer.body.meta.credits_charged).toBe(0);
   expect(answer.headers['x-request-id']).toBe(answer.body.meta.request_id);
-  // The admin area draws on no bucket (decisions.md), so it has no RateLimit-* headers.
+  // The admin area draws on no bucket (docs/api.md "Limits"), so it has no RateLimit-* headers.
   if (area === 'admin') return;
   // "All responses" carry RateLimit-*. A bucket that could not be read says 0 left until the retry;
   // a call whose token was taken before Redis went (its slot could not be) says what was left.

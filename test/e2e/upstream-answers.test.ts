@@ -1,8 +1,8 @@
 // End-to-end: what the upstream sends is cleaned where it can be and refused only where it cannot
-// (issue 21), and a failure after the charge is refunded in the same answer, on PGlite and on
+// (ADR 0009), and a failure after the charge is refunded in the same answer, on PGlite and on
 // PostgreSQL (+ Redis). The service's SOURCE_URL is a crafted upstream (support/crafted-upstream.ts)
-// serving bodies the sandbox never gives. Expectations: decisions.md "Response bodies" (about at
-// most 300 characters, current employers first), service-spec.md Billing rule 3 (`parse_error`
+// serving bodies the sandbox never gives. Expectations: docs/api.md "Success answer" (about at
+// most 300 characters, current employers first), docs/api.md "Prices" (`parse_error`
 // and `internal_error` refunded automatically, X-Credits-Charged 0), docs/api.md "Upstream data:
 // cleaned, not refused".
 import pg from 'pg';

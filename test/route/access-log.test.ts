@@ -1,4 +1,4 @@
-// The access log (issue 13, part 3), read from the app's own log stream: one line per request
+// The access log, read from the app's own log stream: one line per request
 // with request id, method, route, status, duration, workspace, key id, operation, cache status
 // and credits; successes sampled by ACCESS_LOG_SAMPLE, errors always; never a key or the admin
 // token; an internal error logged with its chain of causes.

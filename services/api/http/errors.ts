@@ -61,8 +61,8 @@ export interface RenderedError {
 /**
  * The one rendering of every error: status, `Retry-After`, the credit headers, envelope with billing meta. The
  * billing is the error's own when the call reached the ledger; otherwise nothing was charged,
- * and the balance of the caller's workspace is read when a key names one (decisions.md:
- * `credits_remaining` is null only where no workspace is known).
+ * and the balance of the caller's workspace is read when a key names one (docs/api.md
+ * "Errors": `credits_remaining` is null only where no workspace is known).
  */
 export async function renderError(deps: Pick<AppDeps, 'config' | 'ledger'>, req: FastifyRequest, apiError: ApiError): Promise<RenderedError> {
   req.errorAnswer = { code: apiError.code, creditsCharged: apiError.billing?.charged ?? 0 };

@@ -6,7 +6,10 @@
   const page = document.body.dataset.page;
   const $ = (selector, root = document) => root.querySelector(selector);
   const state = { csrf: null, member: null };
-  const OPERATION_COLORS = { company: '#2563eb', domain: '#16a34a', person_url: '#d97706', person_name: '#9333ea', search: '#dc2626' };
+  // The contract's operations come with the page (data-operations); each gets a colour by its position.
+  const OPERATIONS = (document.body.dataset.operations || '').split(' ').filter(Boolean);
+  const PALETTE = ['#2563eb', '#16a34a', '#d97706', '#9333ea', '#dc2626', '#0891b2', '#be185d'];
+  const operationColor = (op) => (OPERATIONS.includes(op) ? PALETTE[OPERATIONS.indexOf(op) % PALETTE.length] : '#64748b');
   const numberFormat = new Intl.NumberFormat('en-US');
   const fmt = (n) => numberFormat.format(n);
   const when = (iso) => (iso ? iso.replace('T', ' ').slice(0, 19) : '—');
@@ -138,7 +141,7 @@
         if (value === 0) continue;
         const h = (value / max) * plotH;
         y -= h;
-        const rect = add('rect', { x, y, width: slot * 0.7, height: h, fill: OPERATION_COLORS[o.operation] || '#64748b' });
+        const rect = add('rect', { x, y, width: slot * 0.7, height: h, fill: operationColor(o.operation) });
         const title = document.createElementNS(ns, 'title');
         title.textContent = `${d.day} ${o.operation}: ${fmt(value)} ${measure}`;
         rect.append(title);
@@ -149,9 +152,17 @@
     });
     container.replaceChildren(svg);
     const operations = [...new Set(days.flatMap((d) => d.operations.map((o) => o.operation)))].sort();
-    legend.replaceChildren(
-      ...operations.map((op) => el('li', {}, el('span', { class: `swatch op-${op}`, 'aria-hidden': 'true' }), document.createTextNode(op))),
-    );
+    const swatch = (op) => {
+      const box = document.createElementNS(ns, 'svg');
+      box.setAttribute('class', 'swatch');
+      box.setAttribute('viewBox', '0 0 12 12');
+      box.setAttribute('aria-hidden', 'true');
+      const rect = document.createElementNS(ns, 'rect');
+      for (const [k, v] of Object.entries({ width: 12, height: 12, rx: 2, fill: operationColor(op) })) rect.setAttribute(k, String(v));
+      box.append(rect);
+      return box;
+    };
+    legend.replaceChildren(...operations.map((op) => el('li', {}, swatch(op), document.createTextNode(op))));
   }
 
   // ---------- pages ----------

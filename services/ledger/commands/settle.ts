@@ -4,6 +4,7 @@ import type { NewEvent } from '../../eventstore/types';
 import type { BatchingWriter, Decision, LockedState } from '../batching-writer';
 import type { ChargeState } from '../charge-state';
 import { UnknownWorkspaceError } from '../errors';
+import { refundCap } from '../pricing';
 import { evolveWorkspaceThrough } from '../workspace-state';
 import { callFields, completedEvent, type CallRef, type CompletedOutcome } from './lookup-completed';
 
@@ -28,8 +29,8 @@ export interface SettleResult {
  * difference for a not-found priced lower than the success). 0: nothing comes back.
  */
 export function refundDue(charge: Pick<ChargeState, 'credits' | 'refundedCredits'> | undefined, owed: number): number {
-  if (!charge || charge.refundedCredits !== null || owed <= 0) return 0;
-  return Math.min(owed, charge.credits);
+  if (!charge || charge.refundedCredits !== null) return 0;
+  return refundCap(charge.credits, owed);
 }
 
 /** Records what a live lookup ended in, refunding at most once per charge. */

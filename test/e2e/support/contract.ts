@@ -1,11 +1,11 @@
-// Expectations written down from service-spec.md and decisions.md (not imported from the service),
+// Expectations written down from docs/api.md (not imported from the service),
 // and the assertions every end-to-end test shares.
 import { createHash } from 'node:crypto';
 import canonicalize from 'canonicalize';
 import { expect } from 'vitest';
 import type { E2eServer, HttpResult } from './harness';
 
-/** service-spec.md "Errors": code -> HTTP status, error.type, retryable; then our one extension. */
+/** docs/api.md "Errors": code -> HTTP status, error.type, retryable; then our one extension. */
 export const ERROR_TABLE = {
   invalid_request: [400, 'invalid_request_error', false],
   invalid_person_reference: [400, 'invalid_request_error', false],
@@ -35,13 +35,13 @@ export const ERROR_TABLE = {
 export type ErrorCode = keyof typeof ERROR_TABLE;
 export const ERROR_CODES = Object.keys(ERROR_TABLE) as ErrorCode[];
 
-/** decisions.md "Request bodies": the `issue` vocabulary of `error.details`. */
+/** docs/api.md "Errors": the `issue` vocabulary of `error.details`. */
 export const DETAIL_ISSUES = ['required', 'invalid_type', 'too_small', 'too_big', 'unknown_field', 'invalid_json', 'unsupported_content_type'];
 
 /** `req_` + a 26-character ULID (Crockford base32). */
 export const REQUEST_ID = /^req_[0-9A-HJKMNP-TV-Z]{26}$/;
 
-/** decisions.md "Response bodies": `sha256:` + hex SHA-256 of the RFC 8785 canonical JSON of `data`. */
+/** docs/api.md "Success answer": `sha256:` + hex SHA-256 of the RFC 8785 canonical JSON of `data`. */
 export function expectedContentHash(data: unknown): string {
   const canonical = canonicalize(data);
   if (canonical === undefined) throw new Error('not JSON');
@@ -94,14 +94,14 @@ export function expectError(res: HttpResult, server: E2eServer, want: ErrorExpec
   else expect(res.headers.get('retry-after')).toBe(String(error.retry_after_seconds));
 
   // Every answer with a workspace carries the credit headers, equal to meta: a refunded failure
-  // shows X-Credits-Charged: 0 (service-spec.md Billing rule 3, decisions.md "Prices"). Where no
+  // shows X-Credits-Charged: 0 (docs/api.md "Prices"). Where no
   // workspace is known (meta.credits_remaining null), there is no balance to show.
   if (res.body.meta.credits_remaining === null) expect(res.headers.get('x-credits-remaining')).toBeNull();
   else {
     expect(res.headers.get('x-credits-charged')).toBe(String(res.body.meta.credits_charged));
     expect(res.headers.get('x-credits-remaining')).toBe(String(res.body.meta.credits_remaining));
   }
-  // Success-only headers (service-spec.md "Response headers": 200 only); a replay is checked by its test.
+  // Success-only headers (docs/api.md "Response headers": 200 only); a replay is checked by its test.
   for (const header of ['x-cache', 'age', 'idempotent-replayed']) {
     expect(res.headers.get(header), header).toBeNull();
   }
@@ -124,7 +124,7 @@ export interface SuccessExpectation {
   remaining: number;
 }
 
-/** The success envelope (decisions.md "Response bodies") with its headers. */
+/** The success envelope (docs/api.md "Success answer") with its headers. */
 export function expectSuccess(res: HttpResult, want: SuccessExpectation) {
   expect(res.status, res.text).toBe(200);
   const { meta, data } = res.body;
@@ -147,7 +147,7 @@ export function expectSuccess(res: HttpResult, want: SuccessExpectation) {
   return { data, meta, requestId };
 }
 
-/** Headers every response carries (service-spec.md "Response headers"). */
+/** Headers every response carries (docs/api.md "Response headers"). */
 export function expectRateLimitHeaders(res: HttpResult) {
   for (const h of ['ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset']) {
     expect(res.headers.get(h), h).toMatch(/^\d+$/);

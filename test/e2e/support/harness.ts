@@ -54,6 +54,8 @@ export async function startE2eServer(backend: Backend, extraEnv: Record<string, 
   if (backend.name === 'PostgreSQL') {
     database = await createTestDatabase();
     env.DATABASE_URL = database.url;
+    // With DATABASE_URL the sandbox must be chosen; a suite's own SOURCE_URL (a crafted upstream) wins.
+    env.SOURCE_URL = extraEnv.SOURCE_URL ?? 'sandbox';
     const redis = process.env.REDIS_URL?.trim();
     if (redis) env.REDIS_URL = ownRedisDatabase(redis);
     // Another instance's PGlite dir is never touched; DATA_DIR is unused with DATABASE_URL.

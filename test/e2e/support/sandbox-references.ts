@@ -1,5 +1,5 @@
-// References a test can call its own. decisions.md names only a handful of sandbox entries, and a
-// test that shares one with another test of its file sees the cache the other left behind (a HIT
+// References a test can call its own. The sandbox has only a handful of fixed entries (services/sandbox/fixed.ts),
+// and a test that shares one with another test of its file sees the cache the other left behind (a HIT
 // where it expects a MISS, or the reverse when it runs alone with `vitest run -t`). The sandbox's
 // generated part (at least 10,000 companies and 50,000 people from a fixed seed) gives each test
 // records nobody else in the file looks up; the records are read from the sandbox's own world

@@ -72,7 +72,7 @@ describe.each(ledgerBackends())('batching writer on $name', (backendDef) => {
     const mark = transactions.length;
 
     // On PGlite a transaction runs to its end in microtasks, between two such callbacks: a writer
-    // that began at once would commit each charge alone (issue 12: 1 job per batch, 359 req/s).
+    // that began at once would commit each charge alone, one job per batch.
     const results = await Promise.all(
       Array.from({ length: 30 }, () => new Promise<Awaited<ReturnType<typeof chargeOf>>>((resolve, reject) => setImmediate(() => chargeOf(ws, 1).then(resolve, reject)))),
     );

@@ -159,7 +159,7 @@ describe.runIf(serverUrl('postgres'))('audit jobs on PostgreSQL', { timeout: 120
 
   it('the admin CLI starts a job on a running server and prints its progress, then the report; the metrics count it', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'audit-jobs-'));
-    const server = await startServer(loadConfig({ PORT: '0', ADMIN_TOKEN, DATABASE_URL: db.url, DATA_DIR: dataDir, LOG_LEVEL: 'silent', MAX_EVENT_LOOP_DELAY_MS: '60000' }));
+    const server = await startServer(loadConfig({ PORT: '0', ADMIN_TOKEN, DATABASE_URL: db.url, SOURCE_URL: 'sandbox', DATA_DIR: dataDir, LOG_LEVEL: 'silent', MAX_EVENT_LOOP_DELAY_MS: '60000' }));
     try {
       let stdout = '';
       let stderr = '';

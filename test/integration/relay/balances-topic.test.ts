@@ -39,7 +39,7 @@ describe.skipIf(!databaseUrl || !kafkaBrokers)('the compacted balances topic', (
     db = await createTestDatabase();
     // The API without KAFKA_BROKERS: the test runs its own relay, on topics of its own.
     server = await startServer(
-      loadConfig({ PORT: '0', ADMIN_TOKEN, DATABASE_URL: db.url, DATA_DIR: tmpdir(), LOG_LEVEL: 'silent', MAX_EVENT_LOOP_DELAY_MS: '60000' }),
+      loadConfig({ PORT: '0', ADMIN_TOKEN, DATABASE_URL: db.url, SOURCE_URL: 'sandbox', DATA_DIR: tmpdir(), LOG_LEVEL: 'silent', MAX_EVENT_LOOP_DELAY_MS: '60000' }),
     );
     admin = new AdminApi(server.url);
     sql = createPgSql(db.url);

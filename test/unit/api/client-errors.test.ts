@@ -23,7 +23,7 @@ describe('clientErrorDetail', () => {
     expect(clientErrorDetail({ code })).toEqual({ field, issue, message: expect.any(String) });
   });
 
-  it('given a control character in a header value, then the header is named as decisions.md spells it', () => {
+  it('given a control character in a header value, then the header is named as docs/api.md spells it', () => {
     const raw = packet('POST /v1/company HTTP/1.1\r\nHost: x\r\nidempotency-key: a\x01b\r\n\r\n');
     expect(clientErrorDetail({ code: 'HPE_INVALID_HEADER_TOKEN', rawPacket: raw })).toEqual({
       field: 'Idempotency-Key',

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../../services/config/config';
+import { chooseSource, ConfigError, describeSource, loadConfig } from '../../../services/config/config';
 
 // A generated ADMIN_TOKEN is kept under DATA_DIR: every load here gets a directory of its own.
 const dirs: string[] = [];
@@ -16,7 +16,7 @@ afterAll(() => {
 });
 
 describe('configuration', () => {
-  it('given no settings, then every default of decisions.md "Running it" applies', () => {
+  it('given no settings, then every default of README.md "Pointing it at real servers" applies', () => {
     const dataDir = freshDataDir();
     const config = loadConfig({ DATA_DIR: dataDir });
     expect(config).toMatchObject({
@@ -26,7 +26,7 @@ describe('configuration', () => {
       dataDir,
       redis: undefined,
       kafkaBrokers: undefined,
-      sourceUrl: undefined,
+      source: { kind: 'sandbox' },
       sourceTimeoutMs: 10_000,
       adminTokenSource: 'created',
       docsUrl: undefined,
@@ -65,7 +65,7 @@ describe('configuration', () => {
       PORT: '8080',
     });
     expect(config.kafkaBrokers).toEqual(['127.0.0.1:9092', '127.0.0.1:9093']);
-    expect(config.sourceUrl).toBe('http://127.0.0.1:4010');
+    expect(config.source).toEqual({ kind: 'url', url: 'http://127.0.0.1:4010' });
     expect(config.docsUrl).toBe('https://docs.example.org/api');
     expect(config.adminTokenSource).toBe('env');
     expect(config.port).toBe(8080);
@@ -73,7 +73,7 @@ describe('configuration', () => {
 
   it('given a host list with target_session_attrs=read-write, then it is taken as written (the adapter splits it)', () => {
     const url = 'postgres://127.0.0.1:5442,127.0.0.1:5441/db?target_session_attrs=read-write';
-    expect(loadConfig({ DATABASE_URL: url, DATA_DIR: freshDataDir() }).databaseUrl).toBe(url);
+    expect(loadConfig({ DATABASE_URL: url, SOURCE_URL: 'sandbox', DATA_DIR: freshDataDir() }).databaseUrl).toBe(url);
   });
 
   it('given an unsupported target_session_attrs, then the start stops saying which values are', () => {
@@ -163,7 +163,36 @@ describe('configuration', () => {
   });
 });
 
-describe('observability settings (issue 13)', () => {
+describe('the data source: the sandbox is chosen, never fallen into', () => {
+  const url = 'https://source.example.org';
+
+  it('given no DATABASE_URL and no SOURCE_URL (the embedded default), then the sandbox is started', () => {
+    expect(chooseSource({})).toEqual({ kind: 'sandbox' });
+  });
+
+  it('given DATABASE_URL and no SOURCE_URL, then the start stops with a one-line reason naming SOURCE_URL', () => {
+    expect(() => chooseSource({ databaseUrl: 'postgres://db/prod' })).toThrow(ConfigError);
+    expect(() => chooseSource({ databaseUrl: 'postgres://db/prod' })).toThrow(/^Invalid configuration:\n {2}SOURCE_URL: required when DATABASE_URL is set[^\n]*sandbox[^\n]*$/);
+    expect(() => loadConfig({ DATABASE_URL: 'postgres://db/prod', ADMIN_TOKEN: 'a-token-of-sufficient-length' })).toThrow(/SOURCE_URL: required when DATABASE_URL is set/);
+  });
+
+  it('given DATABASE_URL and SOURCE_URL=sandbox, then the sandbox is chosen on purpose', () => {
+    expect(chooseSource({ databaseUrl: 'postgres://db/test', sourceUrl: 'sandbox' })).toEqual({ kind: 'sandbox' });
+    expect(loadConfig({ DATABASE_URL: 'postgres://db/test', SOURCE_URL: 'sandbox', ADMIN_TOKEN: 'a-token-of-sufficient-length' }).source).toEqual({ kind: 'sandbox' });
+  });
+
+  it('given a source URL, with or without DATABASE_URL, then live fetches go there (trailing slashes dropped)', () => {
+    expect(chooseSource({ databaseUrl: 'postgres://db/prod', sourceUrl: `${url}/` })).toEqual({ kind: 'url', url });
+    expect(chooseSource({ sourceUrl: url })).toEqual({ kind: 'url', url });
+  });
+
+  it('given each choice, then the start-up line names it', () => {
+    expect(describeSource({ kind: 'sandbox' })).toMatch(/sandbox/);
+    expect(describeSource({ kind: 'url', url })).toBe(url);
+  });
+});
+
+describe('observability settings', () => {
   const base = { ADMIN_TOKEN: 'a-token-of-sufficient-length' };
 
   it('given none, then /metrics is on the main port, a tenth of successes is logged, SIGTERM closes the listener at once, an audit job is dead after 30 s without a heartbeat', () => {

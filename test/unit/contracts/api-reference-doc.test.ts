@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { publicJsonEndpoints } from '../../../contracts/endpoints';
 import { ERROR_CATALOGUE, ERROR_CODES } from '../../../contracts/errors';
 import { buildOpenApiDocument } from '../../../contracts/openapi';
+import { PRICES } from '../../../contracts/prices';
 import { pricingTable } from '../../../services/ledger/pricing';
 
 const read = (path: string) => readFileSync(new URL(`../../../${path}`, import.meta.url), 'utf8');
@@ -44,6 +45,21 @@ describe('docs/api.md', () => {
       expect(line, op.operation).toBeDefined();
       expect(cells(line!)[2]).toBe(String(op.success_price));
       expect(cells(line!)[3]).toBe(op.not_found_price === null ? '—' : `${op.not_found_price} (free from cache)`);
+    }
+  });
+
+  it('prices the endpoint table from the price table: no row restates a price of its own', () => {
+    const by: Partial<Record<string, string>> = { person_url: 'by URL ', person_name: 'by name ' };
+    for (const row of publicJsonEndpoints()) {
+      const line = rows.find((l) => cells(l)[0] === row.method && cells(l)[1] === `\`${row.path}\``)!;
+      if (row.priced === undefined) {
+        expect(cells(line)[4], row.path).toBe('free');
+        continue;
+      }
+      const ops = row.priced.map((op) => PRICES[op]);
+      const notFound = [...new Set(ops.map((p) => p.notFound))];
+      const expected = row.priced.map((op) => `${by[op] ?? ''}${PRICES[op].success}`).join(', ') + (notFound[0] === null ? '' : `; not-found ${notFound.join('/')} (free from cache)`);
+      expect(cells(line)[4], row.path).toBe(expected);
     }
   });
 

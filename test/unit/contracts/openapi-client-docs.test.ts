@@ -1,4 +1,4 @@
-// The OpenAPI document as a client reads it (issue 13 part 5): described operations and fields,
+// The OpenAPI document as a client reads it: described operations and fields,
 // an example request and answer per operation that the service's own schemas accept, error codes
 // as the catalogue's enum, non-negative integer headers, a license and a tag per area.
 import { describe, expect, it } from 'vitest';

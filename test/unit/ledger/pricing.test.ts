@@ -1,19 +1,24 @@
 import { describe, expect, it } from 'vitest';
 import {
   chargeForOutcome,
+  codesBilled,
   notFoundPrice,
   notFoundPricesText,
   pricingTable,
+  refundCap,
   refundOwed,
   successPrice,
   type BilledOperation,
   type PricedOperation,
 } from '../../../services/ledger/pricing';
+import { ERROR_CATALOGUE } from '../../../contracts/errors';
 import { PricingResponse } from '../../../contracts/http';
+import { decideVoid } from '../../../services/ledger/commands/void-charge';
+import { call, locked, workspace } from './commands/support';
 
 const PRICED: PricedOperation[] = ['company', 'domain', 'person_url', 'person_name', 'search'];
 
-describe('price table (decisions.md "Prices")', () => {
+describe('price table (docs/api.md "Prices")', () => {
   it.each([
     ['company', 1, 1],
     ['domain', 4, 4],
@@ -134,5 +139,38 @@ describe('pricingTable (GET /v1/pricing)', () => {
     const first = pricingTable();
     first.free[0]!.endpoints.push('mutated');
     expect(pricingTable().free[0]!.endpoints).not.toContain('mutated');
+  });
+});
+
+describe('refunded codes, from the error catalogue', () => {
+  it('given the catalogue, then the refunded codes are those it bills "refunded", service_unavailable among them', () => {
+    expect(codesBilled('refunded')).toEqual(['upstream_error', 'parse_error', 'blocked', 'source_rate_limited', 'timeout', 'internal_error', 'service_unavailable']);
+  });
+
+  it('given GET /v1/pricing, then its note names every refunded code of the catalogue and only those', () => {
+    const note = pricingTable().notes.find((n) => n.includes('refunded automatically'))!;
+    for (const code of Object.keys(ERROR_CATALOGUE) as (keyof typeof ERROR_CATALOGUE)[]) {
+      expect(new RegExp(`\\b${code}\\b`).test(note), code).toBe(ERROR_CATALOGUE[code].billing === 'refunded');
+    }
+  });
+
+  it('given a charge of 3, when the call ends in 503 service_unavailable, then the void refunds all 3 and records that code', () => {
+    const decision = decideVoid(locked(workspace(5), { credits: 3, refundedCredits: null, settled: false }), { ...call, cacheStatus: 'MISS' });
+    expect(decision.result).toEqual({ refunded: 3, kept: 0 });
+    const completed = decision.events.find((e) => e.type === 'LookupCompleted')!.data as { error_code: keyof typeof ERROR_CATALOGUE; credits_charged: number };
+    expect(completed).toMatchObject({ error_code: 'service_unavailable', credits_charged: 0 });
+    expect(ERROR_CATALOGUE[completed.error_code].billing).toBe('refunded');
+  });
+});
+
+describe('refundCap', () => {
+  it.each([
+    [3, 3, 3],
+    [3, 5, 3],
+    [3, -1, 0],
+    [3, 2, 2],
+    [0, 4, 0],
+  ])('given %i charged and %i owed, then %i comes back', (charged, owed, back) => {
+    expect(refundCap(charged, owed)).toBe(back);
   });
 });

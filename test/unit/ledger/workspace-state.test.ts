@@ -1,9 +1,31 @@
 import { describe, expect, it } from 'vitest';
 import { evolveCharge } from '../../../services/ledger/charge-state';
-import { evolveWorkspace, evolveWorkspaceThrough, workspaceChangedBy } from '../../../services/ledger/workspace-state';
+import { balanceChange, evolveWorkspace, evolveWorkspaceThrough, opensOrMovesBalance, workspaceChangedBy } from '../../../services/ledger/workspace-state';
 
 const WS = 'ws_a';
 const e = (type: string, data: Record<string, unknown> = {}) => ({ type, data: { workspace_id: WS, request_id: 'req_1', ...data } });
+
+describe('the balance change of an event (the one rule every reader takes it from)', () => {
+  it.each([
+    ['CreditsGranted', { amount: 10 }, 10],
+    ['LookupCharged', { credits: 4 }, -4],
+    ['LookupRefunded', { credits: 3 }, 3],
+    ['WorkspaceCreated', { name: 'a', max_concurrency: 8 }, null],
+    ['LimitsChanged', { max_concurrency: 2 }, null],
+    ['LookupCompleted', { outcome: 'success' }, null],
+  ] as const)('given %s %o, then the balance moves by %s', (type, data, change) => {
+    expect(balanceChange(e(type, data))).toBe(change);
+  });
+
+  it('given a free charge, then the change is 0, never -0', () => {
+    expect(Object.is(balanceChange(e('LookupCharged', { credits: 0 })), 0)).toBe(true);
+  });
+
+  it('given the events that open or move a balance, then they are the creation and the moves', () => {
+    const types = ['WorkspaceCreated', 'CreditsGranted', 'LookupCharged', 'LookupRefunded', 'LimitsChanged', 'LookupCompleted', 'ApiKeyCreated'];
+    expect(types.filter((type) => opensOrMovesBalance({ type }))).toEqual(['WorkspaceCreated', 'CreditsGranted', 'LookupCharged', 'LookupRefunded']);
+  });
+});
 
 describe('the workspace state model', () => {
   it('given the life of a workspace, when evolved event by event, then balance and limit follow every move', () => {

@@ -6,7 +6,7 @@ const NOW = new Date('2025-06-01T12:00:00.000Z');
 const secondsAgo = (s: number) => new Date(NOW.getTime() - s * 1000);
 const REQUEST_ID = 'req_01J9Z8Q4V6Y3M2K7T5R1N0B8CD';
 
-/** decisions.md "Prices", written out: success price and live not-found price per operation. */
+/** docs/api.md "Prices", written out: success price and live not-found price per operation. */
 const PRICES: Record<Operation, { success: number; notFound: number | null }> = {
   company: { success: 1, notFound: 1 },
   domain: { success: 4, notFound: 4 },
@@ -31,7 +31,7 @@ const cachedNotFound = (age: number): CachedEntry => ({ kind: 'not_found', code:
 
 const FOUND: SourceOutcome = { kind: 'found', entity: 'company:42', entityKind: 'company', stream: 'company-42', data: PROFILE, aliases: ['company:id:42', 'company:slug:acme'] };
 
-/** service-spec.md "Billing rules" 3: failures not caused by the caller are refunded. */
+/** docs/api.md "Prices": failures not caused by the caller are refunded. */
 const FAILURE_CODES = ['upstream_error', 'parse_error', 'blocked', 'source_rate_limited', 'timeout', 'internal_error'] as const;
 
 describe('decideFromCache: the pricing table from the cache side', () => {

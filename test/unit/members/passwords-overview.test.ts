@@ -1,4 +1,6 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { Operation } from '../../../contracts/events';
 import { readCookie } from '../../../services/console-web/plugin';
 import { renderPage, CONSOLE_PAGES } from '../../../services/console-web/pages';
 import { hashPassword, verifyPassword } from '../../../services/members/passwords';
@@ -57,6 +59,14 @@ describe('console pages and cookies', () => {
       expect(html).not.toMatch(/https?:\/\//);
       expect(html).toContain('<main id="main"');
     }
+  });
+  it('given the contract\'s operations, then every page carries them for the script and the usage filter offers each, none kept by hand', () => {
+    const html = (page: (typeof CONSOLE_PAGES)[number]) => renderPage(page, { js: '/console/assets/console.js?v=1', css: '/console/assets/console.css?v=1' });
+    for (const page of CONSOLE_PAGES) expect(html(page)).toContain(`data-operations="${Operation.options.join(' ')}"`);
+    const options = [...html('usage').matchAll(/<option>([a-z_]+)<\/option>/g)].map((m) => m[1]);
+    expect(options).toEqual(Operation.options);
+    const script = readFileSync(new URL('../../../services/console-web/assets/console.js', import.meta.url), 'utf8');
+    for (const op of Operation.options) expect(script, op).not.toMatch(new RegExp(`['"\`]${op}['"\`]|\\b${op}:`));
   });
   it('reads one cookie among several', () => {
     expect(readCookie('a=1; lookup_console_session=abc; b=2', 'lookup_console_session')).toBe('abc');

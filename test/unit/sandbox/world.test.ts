@@ -96,7 +96,7 @@ describe('sandbox world: aliases resolve', () => {
 });
 
 describe('sandbox world: fixed entries', () => {
-  it('has acme-robotics, globex and the changing company as decisions.md states', () => {
+  it('has acme-robotics, globex and the changing company as services/sandbox/fixed.ts writes them', () => {
     const acme = world.companyIndexBySlug('acme-robotics-inc')!;
     expect(world.companyAliases(acme)).toEqual({ id: '1337', slugs: ['acme-robotics', 'acme-robotics-inc'], domains: ['acmerobotics.com'] });
     expect(world.companyProfile(acme).website).toBe('https://www.acmerobotics.com');
