@@ -206,35 +206,62 @@ export type ErrorCode = keyof typeof ERROR_CATALOGUE;
 /** The message of a per-client-address bucket's 429 (no key, the console): no API key ran out. */
 export const ANONYMOUS_RATE_LIMITED = 'Too many requests from this client address. Wait for Retry-After.';
 
+interface ReasonEntry {
+  /** The codes it comes with. */
+  readonly codes: readonly ErrorCode[];
+  /** What it tells the caller, for the catalogue and docs/api.md. */
+  readonly meaning: string;
+}
+
 /**
- * Every `error.reason` the console's answers carry (docs/api.md, "Console"), with the code it
- * comes with. The console's code names its reasons by this type.
+ * Every `error.reason` the service sets, with the codes it comes with: the one list that
+ * `GET /v1/errors`, `/docs/errors`, the OpenAPI document and docs/api.md show (a test holds
+ * docs/api.md to it). `ApiError` takes nothing else, and a literal code only its own reasons,
+ * so a reason missing here does not compile.
  */
-const CONSOLE_REASONS = {
-  not_owner: 'forbidden',
-  csrf: 'forbidden',
-  last_owner: 'invalid_request',
-  already_member: 'invalid_request',
-  invitation_used: 'invalid_request',
-  invitation_expired: 'invalid_request',
-  invitation_cancelled: 'invalid_request',
-  /** The new password is in the shipped list of the most common ones. */
-  common_password: 'invalid_request',
-  no_member: 'not_found',
-  no_invitation: 'not_found',
-  no_key: 'not_found',
-  no_workspace: 'not_found',
-  /** Sign-in, per workspace, email and client address: the 3rd attempt on waits 1 s, 2 s... */
-  sign_in_slowed: 'rate_limited',
-  /** ...the 5th locks for 15 minutes. */
-  sign_in_locked: 'rate_limited',
-  /** The current password of a password change, per member: the same steps as sign-in. */
-  password_slowed: 'rate_limited',
-  password_locked: 'rate_limited',
-  /** Too many password hashes asked of the instance at once, by the client address or in all. */
-  password_checks_busy: 'rate_limited',
-} as const satisfies Record<string, ErrorCode>;
-export type ConsoleReason = keyof typeof CONSOLE_REASONS;
+const ERROR_REASONS = {
+  // Lookups (decisions.md "Response bodies"): which not-found it is.
+  no_company: { codes: ['not_found'], meaning: 'No company behind the company reference.' },
+  no_company_for_domain: { codes: ['not_found'], meaning: 'No company behind the website domain.' },
+  no_profile_at_url: { codes: ['not_found'], meaning: 'No profile at the profile URL.' },
+  no_profile_for_name: { codes: ['not_found'], meaning: 'No profile found for the name.' },
+  no_public_page: { codes: ['not_found', 'unresolvable_id'], meaning: 'No public company page for the numeric company id.' },
+  no_results: { codes: ['not_found'], meaning: 'The search source answered not-found for the query.' },
+  // The admin API.
+  no_audit: { codes: ['not_found'], meaning: 'No audit job with that id (the last 20 finished are kept).' },
+  // The console and the admin API: which refusal it is.
+  not_owner: { codes: ['forbidden'], meaning: 'Only an owner of the workspace may do this.' },
+  csrf: { codes: ['forbidden'], meaning: "A state-changing call without its session's CSRF token, or from a page of another origin." },
+  last_owner: { codes: ['invalid_request'], meaning: 'The workspace must keep at least one owner.' },
+  already_member: { codes: ['invalid_request'], meaning: 'This email is already a member of the workspace.' },
+  invitation_used: { codes: ['invalid_request'], meaning: 'The invitation link has already been used.' },
+  invitation_expired: { codes: ['invalid_request'], meaning: 'The invitation link has expired.' },
+  invitation_cancelled: { codes: ['invalid_request'], meaning: 'The invitation was cancelled.' },
+  common_password: { codes: ['invalid_request'], meaning: 'The new password is among the most common ones.' },
+  no_member: { codes: ['not_found'], meaning: 'No such member in the workspace.' },
+  no_invitation: { codes: ['not_found'], meaning: 'The invitation link is not valid.' },
+  no_key: { codes: ['not_found'], meaning: 'No such API key in the workspace.' },
+  no_workspace: { codes: ['not_found'], meaning: 'No such workspace.' },
+  sign_in_slowed: { codes: ['rate_limited'], meaning: 'Failed sign-ins (per workspace, email and client address): from the 3rd, a wait of 1 s, 2 s...' },
+  sign_in_locked: { codes: ['rate_limited'], meaning: 'Failed sign-ins: from the 5th, locked for 15 minutes.' },
+  password_slowed: { codes: ['rate_limited'], meaning: "Wrong current passwords of a password change (per member): the same waits as sign-in." },
+  password_locked: { codes: ['rate_limited'], meaning: 'Wrong current passwords of a password change: locked as for sign-in.' },
+  password_checks_busy: { codes: ['rate_limited'], meaning: 'Too many password checks asked of the instance at once, by the client address or in all.' },
+} as const satisfies Record<string, ReasonEntry>;
+export type ErrorReason = keyof typeof ERROR_REASONS;
+/** The reasons a code may carry (every reason when the code is not known at compile time). */
+export type ReasonOf<C extends ErrorCode> = { [R in ErrorReason]: C extends (typeof ERROR_REASONS)[R]['codes'][number] ? R : never }[ErrorReason];
+/** All reasons, in list order. */
+export const ERROR_REASON_NAMES = Object.keys(ERROR_REASONS) as [ErrorReason, ...ErrorReason[]];
+
+export function isErrorReason(value: string): value is ErrorReason {
+  return Object.hasOwn(ERROR_REASONS, value);
+}
+
+/** The reasons of one code, in list order, with their meaning. */
+export function reasonsOf(code: ErrorCode): { reason: ErrorReason; meaning: string }[] {
+  return ERROR_REASON_NAMES.filter((reason) => (ERROR_REASONS[reason].codes as readonly ErrorCode[]).includes(code)).map((reason) => ({ reason, meaning: ERROR_REASONS[reason].meaning }));
+}
 
 /** All codes, in catalogue order (the spec table's order). */
 export const ERROR_CODES = Object.keys(ERROR_CATALOGUE) as [ErrorCode, ...ErrorCode[]];
@@ -272,27 +299,28 @@ export interface Billing {
   balance: number | null;
 }
 
-export interface ApiErrorOptions {
+export interface ApiErrorOptions<C extends ErrorCode = ErrorCode> {
   message?: string;
   details?: Detail[];
-  reason?: string;
+  reason?: ReasonOf<C>;
   retryAfterSeconds?: number;
   cause?: unknown;
   /** Set once the call reached the ledger: the envelope's meta then reports it. */
   billing?: Billing;
 }
 
-export class ApiError extends Error {
+// C: the code given, so that a literal code takes only its own reasons.
+export class ApiError<C extends ErrorCode = ErrorCode> extends Error {
   readonly code: ErrorCode;
   readonly status: number;
   readonly type: ErrorType;
   readonly retryable: boolean;
   readonly details?: Detail[];
-  readonly reason?: string;
+  readonly reason?: ErrorReason;
   readonly retryAfterSeconds?: number;
   readonly billing?: Billing;
 
-  constructor(code: ErrorCode, opts: ApiErrorOptions = {}) {
+  constructor(code: C, opts: ApiErrorOptions<C> = {}) {
     const entry: ErrorCatalogueEntry = ERROR_CATALOGUE[code];
     super(opts.message ?? entry.message, opts.cause === undefined ? undefined : { cause: opts.cause });
     this.name = 'ApiError';
@@ -322,7 +350,7 @@ export interface ErrorBody {
   doc_url: string;
   retry_after_seconds?: number;
   details?: Detail[];
-  reason?: string;
+  reason?: ErrorReason;
 }
 
 export function errorDocUrl(docsUrl: string, code: ErrorCode): string {
@@ -352,6 +380,8 @@ export interface ErrorCatalogueListEntry {
   billing: BillingRule;
   message: string;
   doc_url: string;
+  /** The `error.reason` values it may carry (empty: none). */
+  reasons: { reason: ErrorReason; meaning: string }[];
 }
 
 /** The catalogue as served by `GET /v1/errors`: `{ data: [...] }` in catalogue order. */
@@ -367,6 +397,7 @@ export function errorCatalogueList(docsUrl: string): { data: ErrorCatalogueListE
         billing: entry.billing,
         message: entry.message,
         doc_url: errorDocUrl(docsUrl, code),
+        reasons: reasonsOf(code),
       };
     }),
   };
@@ -405,6 +436,8 @@ export function escapeHtml(text: string): string {
 export function renderErrorsDocHtml(docsUrl: string, notFoundPrices: string): string {
   const sections = ERROR_CODES.map((code) => {
     const entry: ErrorCatalogueEntry = ERROR_CATALOGUE[code];
+    const reasons = reasonsOf(code);
+    const reasonList = reasons.length === 0 ? '' : `<dt>error.reason</dt><dd><ul>${reasons.map((r) => `<li><code>${r.reason}</code>: ${inlineCodeHtml(r.meaning)}</li>`).join('')}</ul></dd>\n`;
     const retryAfter = statusCarriesRetryAfter(entry.status)
       ? '<p>Sent with a <code>Retry-After</code> header and <code>error.retry_after_seconds</code>.</p>'
       : '';
@@ -415,7 +448,7 @@ export function renderErrorsDocHtml(docsUrl: string, notFoundPrices: string): st
 <dt>error.type</dt><dd><code>${entry.type}</code></dd>
 <dt>Retryable</dt><dd>${entry.retryable ? 'yes' : 'no'}</dd>
 <dt>Billing</dt><dd>${inlineCodeHtml(billingText(entry.billing, notFoundPrices))}</dd>
-</dl>
+${reasonList}</dl>
 <p>${inlineCodeHtml(entry.message)}</p>
 ${retryAfter}
 </section>`;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { ERROR_CATALOGUE, ErrorCode } from './errors';
 
 /**
  * The events of the log: the contract with projections, the audit and analytics consumers.
@@ -11,6 +12,29 @@ const credits = z.number().int().nonnegative();
 
 export const Operation = z.enum(['company', 'domain', 'person_url', 'person_name', 'search']);
 export type Operation = z.infer<typeof Operation>;
+
+/** The error codes whose charge is refunded in full (billing rule `refunded` of the error catalogue). */
+export type RefundedErrorCode = { [C in ErrorCode]: (typeof ERROR_CATALOGUE)[C]['billing'] extends 'refunded' ? C : never }[ErrorCode];
+
+/**
+ * Every `cause` of a `LookupRefunded`, with what it means: the one list docs/api.md ("Refunds")
+ * and docs/events.md ("Refund causes") explain, a test keeping both in step. Exactly the
+ * not-found price and every refunded error code (the `satisfies` refuses one more or one less).
+ */
+export const REFUND_CAUSES = {
+  not_found_price:
+    'A definitive not-found fetched live costs less than the success price charged up front: the difference is refunded (a person by name: 3 charged, 2 refunded, 1 kept).',
+  upstream_error: 'The fetch from the source failed in an unexpected way: the whole charge.',
+  parse_error: 'The data was fetched but could not be read: the whole charge.',
+  blocked: 'The source refused the fetch for now: the whole charge.',
+  source_rate_limited: 'The source slowed fetching down: the whole charge.',
+  timeout: 'No definitive answer arrived in time: the whole charge.',
+  internal_error:
+    'A failure on the service\'s side after the charge: the whole charge, in the same answer; or a charge its instance left unsettled (it died mid-call), refunded by the sweeper.',
+  service_unavailable:
+    'The database became unreachable after the charge: the call was answered 503 with nothing charged, and the charge is voided as soon as the database answers.',
+} as const satisfies Record<'not_found_price' | RefundedErrorCode, string>;
+export type RefundCause = keyof typeof REFUND_CAUSES;
 
 export const EVENT_SCHEMAS = {
   WorkspaceCreated: z.object({
@@ -42,8 +66,8 @@ export const EVENT_SCHEMAS = {
     key_id: keyId,
     operation: Operation,
     credits: credits,
-    /** The error code that was refunded, or `not_found_price` when a not-found costs less. */
-    cause: z.string(),
+    // A string on the wire (an enum would narrow the released schema); the producers are typed.
+    cause: z.string().meta({ description: `Why: ${Object.keys(REFUND_CAUSES).join(', ')} (the error code refunded, or \`not_found_price\`; docs/events.md, "Refund causes").` }),
   }),
   LookupCompleted: z.object({
     workspace_id: workspaceId,

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DETAIL_ISSUES, ERROR_CODES, ERROR_TYPES } from './errors';
+import { DETAIL_ISSUES, ERROR_CODES, ERROR_REASON_NAMES, ERROR_TYPES } from './errors';
 import { Operation } from './events';
 import { CompanyProfile, PersonProfile } from './profiles';
 import { text } from './text';
@@ -233,11 +233,11 @@ export const ErrorObject = z
     retry_after_seconds: z.int().min(1).optional().meta({ description: 'Present when a wait is advised; equals Retry-After.' }),
     details: z.array(ErrorDetail).optional().meta({ description: 'Present for `invalid_request`.' }),
     reason: z
-      .string()
+      .enum(ERROR_REASON_NAMES)
       .optional()
       .meta({
         description:
-          'On 404: `no_company`, `no_company_for_domain`, `no_profile_at_url`, `no_profile_for_name`, `no_public_page`.',
+          'Which answer of its code it is, where a code has more than one; the reasons of each code are listed by GET /v1/errors (`reasons`) and /docs/errors.',
       }),
   })
   .meta({ id: 'ErrorObject', description: 'What went wrong. Build on `code`.' });
@@ -331,6 +331,9 @@ export const ErrorCatalogueEntrySchema = z
     billing: z.enum(['never_charged', 'not_found_price', 'refunded']).meta({ description: '`never_charged`, `not_found_price` (the lookup not-found price, free from the cache) or `refunded` (charged, then refunded: X-Credits-Charged shows 0).' }),
     message: z.string().meta({ description: 'The default message.' }),
     doc_url: z.string().meta({ description: 'Its entry in the error reference.' }),
+    reasons: z
+      .array(z.strictObject({ reason: z.enum(ERROR_REASON_NAMES).meta({ description: 'The value of `error.reason`.' }), meaning: z.string().meta({ description: 'What it tells the caller.' }) }))
+      .meta({ description: 'The `error.reason` values this code may carry; empty when it carries none.' }),
   })
   .meta({ id: 'ErrorCatalogueEntry' });
 

@@ -18,7 +18,7 @@ import {
   SESSION_COOKIE,
   SignInRequest,
 } from '../../contracts/console';
-import { ANONYMOUS_RATE_LIMITED, ApiError, type ConsoleReason } from '../../contracts/errors';
+import { ANONYMOUS_RATE_LIMITED, ApiError, type ErrorReason, type ReasonOf } from '../../contracts/errors';
 import { AdminPathParams, StatementQuery } from '../../contracts/http';
 import { parseValue } from '../../contracts/validation';
 import type { AppDeps } from '../api/deps';
@@ -366,7 +366,7 @@ const REFUSALS: Record<Refusal, () => ApiError> = {
   invitation_cancelled: () => new ApiError('invalid_request', { message: 'This invitation was cancelled.', reason: 'invitation_cancelled' }),
 };
 
-const THROTTLED: Record<'sign_in' | 'password', { what: string; slowed: ConsoleReason; locked: ConsoleReason }> = {
+const THROTTLED: Record<'sign_in' | 'password', { what: string; slowed: ReasonOf<'rate_limited'>; locked: ReasonOf<'rate_limited'> }> = {
   sign_in: { what: 'failed sign-ins', slowed: 'sign_in_slowed', locked: 'sign_in_locked' },
   password: { what: 'wrong current passwords', slowed: 'password_slowed', locked: 'password_locked' },
 };
@@ -387,11 +387,11 @@ function toConsoleApiError(error: unknown): unknown {
     });
   }
   if (error instanceof HashingBusyError) {
-    const reason: ConsoleReason = 'password_checks_busy';
+    const reason: ErrorReason = 'password_checks_busy';
     return new ApiError('rate_limited', { message: 'Too many password checks at once, from this address or in all. Retry after Retry-After.', retryAfterSeconds: HASHING_BUSY_RETRY_AFTER_SECONDS, reason });
   }
   if (error instanceof PasswordRuleError) {
-    const reason: ConsoleReason | undefined = error.problem.kind === 'common' ? 'common_password' : undefined;
+    const reason: ErrorReason | undefined = error.problem.kind === 'common' ? 'common_password' : undefined;
     return new ApiError('invalid_request', { details: [{ field: error.field, issue: PASSWORD_ISSUES[error.problem.kind], message: error.message }], ...(reason ? { reason } : {}) });
   }
   if (error instanceof UnknownKeyError) return new ApiError('not_found', { message: 'No such key in this workspace.', reason: 'no_key' });

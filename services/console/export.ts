@@ -6,7 +6,8 @@ import { toCsv } from '../common/csv';
 
 /**
  * `export ledger`: the ledger and usage of a period as files DuckDB, pandas or a spreadsheet read
- * directly. Parquet columns are typed (INT64 money, TIMESTAMP instants); CSV has a header line.
+ * directly. Parquet columns are typed (INT64 money, DATE days, TIMESTAMP instants adjusted to
+ * UTC, so DuckDB and pandas read an instant, not a wall-clock time); CSV has a header line.
  */
 
 type UsageRow = UsageExportResponse['data'][number];
@@ -14,7 +15,7 @@ export type ExportFormat = 'parquet' | 'csv';
 
 interface Column<R> {
   name: string;
-  type: 'STRING' | 'INT64' | 'TIMESTAMP';
+  type: 'STRING' | 'INT64' | 'TIMESTAMP' | 'DATE';
   of: (row: R) => string | number | null;
 }
 
@@ -33,7 +34,7 @@ const LEDGER_COLUMNS: Column<LedgerExportLine>[] = [
 
 const USAGE_COLUMNS: Column<UsageRow>[] = [
   { name: 'workspace_id', type: 'STRING', of: (r) => r.workspace_id },
-  { name: 'day', type: 'STRING', of: (r) => r.day },
+  { name: 'day', type: 'DATE', of: (r) => r.day },
   { name: 'key_id', type: 'STRING', of: (r) => r.key_id },
   { name: 'operation', type: 'STRING', of: (r) => r.operation },
   { name: 'calls', type: 'INT64', of: (r) => r.calls },
@@ -42,19 +43,46 @@ const USAGE_COLUMNS: Column<UsageRow>[] = [
   { name: 'errors', type: 'INT64', of: (r) => r.errors },
 ];
 
+type SchemaElement = NonNullable<Parameters<typeof parquetWriteBuffer>[0]['schema']>[number];
+
+/** hyparquet-writer's own TIMESTAMP is not marked UTC-adjusted and it has no DATE: both spelled out here. */
+function schemaElement(c: Column<unknown>): SchemaElement {
+  const repetition_type = 'OPTIONAL';
+  switch (c.type) {
+    case 'STRING':
+      return { name: c.name, type: 'BYTE_ARRAY', converted_type: 'UTF8', logical_type: { type: 'STRING' }, repetition_type };
+    case 'INT64':
+      return { name: c.name, type: 'INT64', repetition_type };
+    case 'DATE':
+      return { name: c.name, type: 'INT32', converted_type: 'DATE', logical_type: { type: 'DATE' }, repetition_type };
+    case 'TIMESTAMP':
+      return { name: c.name, type: 'INT64', converted_type: 'TIMESTAMP_MILLIS', logical_type: { type: 'TIMESTAMP', isAdjustedToUTC: true, unit: 'MILLIS' }, repetition_type };
+  }
+}
+
+function parquetValue(type: Column<unknown>['type'], v: string | number): string | bigint | Date {
+  switch (type) {
+    case 'INT64':
+      return BigInt(v);
+    case 'TIMESTAMP':
+      return new Date(v);
+    case 'DATE':
+      return new Date(`${v}T00:00:00Z`);
+    case 'STRING':
+      return String(v);
+  }
+}
+
 function parquet<R>(columns: Column<R>[], rows: readonly R[]): Uint8Array {
   const columnData = columns.map((c) => ({
     name: c.name,
-    type: c.type,
     data: rows.map((row) => {
       const v = c.of(row);
-      if (v === null) return null;
-      if (c.type === 'INT64') return BigInt(v);
-      if (c.type === 'TIMESTAMP') return new Date(v);
-      return v;
+      return v === null ? null : parquetValue(c.type, v);
     }),
   }));
-  return new Uint8Array(parquetWriteBuffer({ columnData }));
+  const schema: SchemaElement[] = [{ name: 'root', num_children: columns.length }, ...columns.map((c) => schemaElement(c as Column<unknown>))];
+  return new Uint8Array(parquetWriteBuffer({ columnData, schema }));
 }
 
 const csv = <R>(columns: Column<R>[], rows: readonly R[]) => toCsv(columns.map((c) => c.name), rows.map((row) => columns.map((c) => c.of(row))));

@@ -1,6 +1,6 @@
 import { contentHash, inCanonicalOrder } from '../../contracts/content-hash';
-import type { ErrorCode } from '../../contracts/errors';
-import { newEvent, streams, type EventData, type Operation } from '../../contracts/events';
+import { type ErrorCode, type ErrorReason, isErrorReason, type ReasonOf } from '../../contracts/errors';
+import { newEvent, streams, type EventData, type Operation, type RefundedErrorCode } from '../../contracts/events';
 import type { SettleCommand } from '../ledger/ledger';
 import { chargeForOutcome, refundOwed, successPrice } from '../ledger/pricing';
 import { ageSeconds, cacheDecision, type CacheDecision } from './freshness';
@@ -26,7 +26,7 @@ export interface LookupAsked {
   alias: string;
   kind: 'company' | 'person' | 'search';
   /** `error.reason` of a not-found for this kind of reference. */
-  notFoundReason: string;
+  notFoundReason: ReasonOf<NotFoundCode>;
 }
 
 export type NotFoundCode = 'not_found' | 'unresolvable_id';
@@ -40,7 +40,7 @@ export type CachedEntry =
 export type SourceOutcome =
   | { kind: 'found'; entity: string; entityKind: 'company' | 'person' | 'search'; stream: string; data: Record<string, unknown>; aliases: string[] }
   | { kind: 'not_found'; code: NotFoundCode }
-  | { kind: 'failure'; code: ErrorCode; retryAfterSeconds?: number; message?: string };
+  | { kind: 'failure'; code: RefundedErrorCode; retryAfterSeconds?: number; message?: string };
 
 /** The `LookupCompleted` of the call, less who made it. */
 export type Completed = SettleCommand['completed'];
@@ -48,7 +48,7 @@ export type Completed = SettleCommand['completed'];
 /** An error answer, to be raised with the call's billing. */
 export interface LookupErrorAnswer {
   code: ErrorCode;
-  reason?: string;
+  reason?: ErrorReason;
   retryAfterSeconds?: number;
   message?: string;
 }
@@ -79,7 +79,7 @@ export function decideFromCache(given: { asked: LookupAsked; cached: CachedEntry
     return {
       kind: 'cached_not_found',
       completed: { outcome: 'not_found', cache_status: 'HIT', credits_charged: chargeForOutcome(asked.operation, 'not_found', true), error_code: cached.code },
-      error: { code: cached.code ?? 'not_found', reason: cached.reason ?? asked.notFoundReason },
+      error: { code: cached.code ?? 'not_found', reason: cached.reason !== null && isErrorReason(cached.reason) ? cached.reason : asked.notFoundReason },
     };
   }
   const price = chargeForOutcome(asked.operation, 'success', true);

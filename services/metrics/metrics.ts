@@ -9,6 +9,9 @@ import { DatabaseUnavailableError, isDatabaseUnreachable } from '../eventstore/u
  */
 export const registry = new Registry();
 collectDefaultMetrics({ register: registry });
+// Gauges named like counters (`promtool check metrics` refuses them); the same figures stay
+// exported per type as nodejs_active_{handles,requests,resources} (sum them for the total).
+for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total']) registry.removeSingleMetric(name);
 
 const PREFIX = 'lookup_api_';
 /** Seconds, from a cache hit (a few ms) to a live fetch at SOURCE_TIMEOUT_MS. */

@@ -2,6 +2,7 @@
 // not-found, a not-found priced lower than its charge, a failure refunded, a rate-limited call),
 // then a scrape: every counter moved by exactly what was done. On PGlite and on PostgreSQL
 // (+ Redis), on the main port behind the admin token, and on METRICS_PORT without one.
+import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startServer } from '../../services/api/server';
 import { loadConfig } from '../../services/config/config';
@@ -35,6 +36,17 @@ function sample(scrape: Scrape, name: string, labels: Record<string, string> = {
   return total ?? 0;
 }
 
+/** promtool (Debian's `prometheus` package; .ci/run installs it): required under CI, else a loud skip. */
+const promtool = (() => {
+  const present = spawnSync('promtool', ['--version']).status === 0;
+  if (!present) {
+    const message = 'promtool is not installed: `promtool check metrics` of a live /metrics is not run (apt-get install prometheus)';
+    if (process.env.CI === 'true') throw new Error(`${message}; under CI=true it must run`);
+    console.warn(`SKIPPED: ${message}`);
+  }
+  return { present };
+})();
+
 describe.each(backends())('GET /metrics on $name', (backend) => {
   describe.skipIf(!backend.available)(`on ${backend.name}`, () => {
     let server: E2eServer;
@@ -45,6 +57,12 @@ describe.each(backends())('GET /metrics on $name', (backend) => {
       c = await newCustomer(server, 1000, 'metrics');
     }, 60_000);
     afterAll(async () => server?.stop());
+
+    const scrapeText = async () => {
+      const res = await call(server.url, 'GET', '/metrics', { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+      expect(res.status, res.text).toBe(200);
+      return res.text;
+    };
 
     const scrape = async () => {
       const res = await call(server.url, 'GET', '/metrics', { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
@@ -129,6 +147,14 @@ describe.each(backends())('GET /metrics on $name', (backend) => {
       expect(sample(after, 'process_resident_memory_bytes')).toBeGreaterThan(0);
       expect(after.has('nodejs_eventloop_lag_seconds')).toBe(true);
       expect(sample(after, 'lookup_api_database_errors_total')).toBe(0);
+    });
+
+    // After the lookups above (same server, tests run in order): labelled series exist too.
+    test.skipIf(!promtool.present)('`promtool check metrics` finds nothing to say about a live scrape', async () => {
+      const checked = spawnSync('promtool', ['check', 'metrics'], { input: await scrapeText(), encoding: 'utf8' });
+      expect(checked.error).toBeUndefined();
+      expect(`${checked.stdout}${checked.stderr}`.trim()).toBe('');
+      expect(checked.status).toBe(0);
     });
   });
 });

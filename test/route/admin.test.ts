@@ -75,7 +75,7 @@ describe('finance: statements, balances at an instant, exports', () => {
     const requestId = `req_${'0'.repeat(26)}`;
     await t.ledger.charge({ workspaceId: ws.id, requestId, keyId: key.id, operation: 'person_name', credits: 3 });
     await t.ledger.settle({
-      workspaceId: ws.id, requestId, keyId: key.id, operation: 'person_name', refund: { owed: 2, cause: 'not_found' },
+      workspaceId: ws.id, requestId, keyId: key.id, operation: 'person_name', refund: { owed: 2, cause: 'not_found_price' },
       completed: { outcome: 'not_found', cache_status: 'MISS', credits_charged: 1, error_code: 'not_found' },
     });
     const range = 'from=2000-01-01T00:00:00Z&to=2999-01-01T00:00:00Z';

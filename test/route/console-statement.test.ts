@@ -32,7 +32,7 @@ async function workspaceWithHistory(name: string) {
   const charged = newRequestId();
   await t.ledger.charge({ workspaceId: ws.id, requestId: charged, keyId: key.id, operation: 'person_name', credits: 3 });
   await t.ledger.settle({
-    workspaceId: ws.id, requestId: charged, keyId: key.id, operation: 'person_name', refund: { owed: 2, cause: 'not_found' },
+    workspaceId: ws.id, requestId: charged, keyId: key.id, operation: 'person_name', refund: { owed: 2, cause: 'not_found_price' },
     completed: { outcome: 'not_found', cache_status: 'MISS', credits_charged: 1, error_code: 'not_found' },
   });
   await new Promise((resolve) => setTimeout(resolve, 5));

@@ -59,7 +59,7 @@ describe('export ledger', () => {
       await t.ledger.charge({ ...call, credits });
       await t.ledger.settle({
         ...call,
-        refund: owed > 0 ? { owed, cause: 'not_found' } : undefined,
+        refund: owed > 0 ? { owed, cause: 'not_found_price' } : undefined,
         completed: { outcome: owed > 0 ? 'not_found' : 'success', cache_status: 'MISS', credits_charged: credits - owed, error_code: owed > 0 ? 'not_found' : null },
       });
     }

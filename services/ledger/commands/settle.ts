@@ -1,4 +1,4 @@
-import { newEvent } from '../../../contracts/events';
+import { newEvent, type RefundCause } from '../../../contracts/events';
 import type { EventStore } from '../../eventstore/event-store';
 import type { NewEvent } from '../../eventstore/types';
 import type { BatchingWriter, Decision, LockedState } from '../batching-writer';
@@ -12,7 +12,7 @@ export interface SettleCommand extends CallRef {
   /** What the live fetch learned (ProfileFetched / ProfileNotFound), on the entity's stream. */
   entityEvents?: { stream: string; event: NewEvent }[];
   /** Credits that go back: the whole charge for a failure, the difference for a cheaper not-found. */
-  refund?: { owed: number; cause: string };
+  refund?: { owed: number; cause: RefundCause };
   completed: CompletedOutcome;
   /** Recovery: do nothing if the charge was settled meanwhile (another sweeper, a slow instance). */
   onlyIfUnsettled?: boolean;

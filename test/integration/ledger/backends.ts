@@ -1,7 +1,7 @@
 // The two backends every ledger and projection suite runs on: embedded PGlite, and a private
 // database on the real PostgreSQL server of DATABASE_URL (skipped loudly without one, an error under CI).
 import { createHash } from 'node:crypto';
-import { newEvent, streams } from '../../../contracts/events';
+import { newEvent, streams, type RefundCause } from '../../../contracts/events';
 import { newRequestId } from '../../../services/common/ids';
 import { EventStore } from '../../../services/eventstore/event-store';
 import { migrate } from '../../../services/eventstore/migrate';
@@ -115,7 +115,7 @@ export async function seedWorkload(ledger: Ledger) {
     operation: 'company' | 'domain' | 'person_name',
     credits: number,
     outcome: 'success' | 'not_found' | 'error',
-    extra: { refund?: { owed: number; cause: string }; entityEvents?: Array<{ stream: string; event: NewEvent }> } = {},
+    extra: { refund?: { owed: number; cause: RefundCause }; entityEvents?: Array<{ stream: string; event: NewEvent }> } = {},
   ) => {
     const requestId = newRequestId();
     requests.push(requestId);

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RefundCause } from '../../../contracts/events';
 import { newRequestId } from '../../../services/common/ids';
 import { statement, workspaceAt } from '../../../services/finance/queries';
 import { ledgerBackends, type OpenBackend } from './backends';
@@ -19,7 +20,7 @@ describe.each(ledgerBackends())('statements and balances at an instant on $name'
     const ws = await ledger.createWorkspace({ name: 'Finance', credits: 100 });
     workspaceId = ws.id;
     const key = await ledger.createKey(ws.id, {});
-    const call = async (operation: 'company' | 'domain' | 'person_name', credits: number, refund?: { owed: number; cause: string }) => {
+    const call = async (operation: 'company' | 'domain' | 'person_name', credits: number, refund?: { owed: number; cause: RefundCause }) => {
       const requestId = newRequestId();
       const call = { workspaceId: ws.id, requestId, keyId: key.id, operation };
       expect(await ledger.charge({ ...call, credits })).toMatchObject({ kind: 'charged' });
@@ -28,18 +29,18 @@ describe.each(ledgerBackends())('statements and balances at an instant on $name'
           ...call,
           refund,
           completed: {
-            outcome: refund ? (refund.cause === 'not_found' ? 'not_found' : 'error') : 'success',
+            outcome: refund ? (refund.cause === 'not_found_price' ? 'not_found' : 'error') : 'success',
             cache_status: 'MISS',
             credits_charged: credits - (refund?.owed ?? 0),
-            error_code: refund ? (refund.cause === 'not_found' ? 'not_found' : 'upstream_error') : null,
+            error_code: refund ? (refund.cause === 'not_found_price' ? 'not_found' : 'upstream_error') : null,
           },
         });
     };
     await (await call('company', 1))();
     await ledger.grantCredits(ws.id, 50, 'top-up');
-    await (await call('person_name', 3, { owed: 2, cause: 'not_found' }))(); // the not-found price: 3 charged, 2 back
+    await (await call('person_name', 3, { owed: 2, cause: 'not_found_price' }))(); // the not-found price: 3 charged, 2 back
     await (await call('domain', 2, { owed: 2, cause: 'upstream_error' }))();
-    const pending = await call('person_name', 3, { owed: 2, cause: 'not_found' }); // settled after a grant: its refund lands later
+    const pending = await call('person_name', 3, { owed: 2, cause: 'not_found_price' }); // settled after a grant: its refund lands later
     await ledger.grantCredits(ws.id, 10);
     await pending();
     await (await call('company', 1))();

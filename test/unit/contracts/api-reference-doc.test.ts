@@ -4,10 +4,12 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { publicJsonEndpoints } from '../../../contracts/endpoints';
-import { ERROR_CATALOGUE, ERROR_CODES } from '../../../contracts/errors';
+import { ERROR_CATALOGUE, ERROR_CODES, reasonsOf } from '../../../contracts/errors';
+import { REFUND_CAUSES } from '../../../contracts/events';
+import { eventJsonSchemas } from '../../../contracts/jsonschema';
 import { buildOpenApiDocument } from '../../../contracts/openapi';
 import { PRICES } from '../../../contracts/prices';
-import { pricingTable } from '../../../services/ledger/pricing';
+import { pricingTable, refundOwed, successPrice } from '../../../services/ledger/pricing';
 
 const read = (path: string) => readFileSync(new URL(`../../../${path}`, import.meta.url), 'utf8');
 const reference = read('docs/api.md');
@@ -83,5 +85,44 @@ describe('README.md and docs/', () => {
       expect(text, file).not.toMatch(/shared\/spec|shared\/design/);
     }
     expect(read('README.md')).toContain('(docs/api.md)');
+  });
+
+  it('shows every `error.reason` with its code, as generated from contracts/errors.ts', () => {
+    const lines = ['| `error.reason` | With code | Meaning |', '|---|---|---|'];
+    for (const code of ERROR_CODES) for (const r of reasonsOf(code)) lines.push(`| \`${r.reason}\` | \`${code}\` | ${r.meaning} |`);
+    const start = reference.indexOf('<!-- Generated from ERROR_REASONS');
+    const end = reference.indexOf('<!-- End of the error.reason table. -->');
+    expect(start).toBeGreaterThan(0);
+    const block = reference.slice(reference.indexOf('\n', start) + 1, end).trim();
+    expect(block, 'regenerate the table from reasonsOf()').toBe(lines.join('\n'));
+  });
+});
+
+/** The bullets of the refund-cause list that follows the marker of `doc`. */
+function refundCauseBullets(doc: string): string[] {
+  const start = doc.indexOf('<!-- Generated from REFUND_CAUSES');
+  expect(start).toBeGreaterThan(0);
+  const after = doc.slice(doc.indexOf('\n', start) + 1);
+  return after.slice(0, after.search(/\n\n|$/)).split('\n');
+}
+
+describe('refund causes (LookupRefunded.cause)', () => {
+  const bullets = Object.entries(REFUND_CAUSES).map(([cause, meaning]) => `- \`${cause}\`: ${meaning}`);
+
+  it.each(['docs/api.md', 'docs/events.md'])('%s explains every cause, as generated from contracts/events.ts', (path) => {
+    expect(refundCauseBullets(read(path))).toEqual(bullets);
+  });
+
+  it('are the not-found price and every error code refunded by the catalogue, all named by the event schema', () => {
+    const refunded = ERROR_CODES.filter((code) => ERROR_CATALOGUE[code].billing === 'refunded');
+    expect(Object.keys(REFUND_CAUSES)).toEqual(['not_found_price', ...refunded]);
+    const described = (eventJsonSchemas()['LookupRefunded.json'] as any).properties.data.properties.cause.description as string;
+    for (const cause of Object.keys(REFUND_CAUSES)) expect(described, cause).toContain(cause);
+  });
+
+  it('the example the docs give holds: a person by name not found is charged 3 and refunded 2', () => {
+    expect(successPrice('person_name')).toBe(3);
+    expect(refundOwed(3, 'not_found', 'person_name')).toBe(2);
+    expect(REFUND_CAUSES.not_found_price).toContain('3 charged, 2 refunded, 1 kept');
   });
 });

@@ -1,8 +1,14 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import {
   ApiError,
   ERROR_CATALOGUE,
   ERROR_CODES,
+  ERROR_REASON_NAMES,
+  isErrorReason,
+  reasonsOf,
   errorBody,
   errorCatalogueList,
   isApiError,
@@ -130,7 +136,53 @@ describe('errors documentation', () => {
     const list = errorCatalogueList('http://localhost:3000/docs');
     expect(ErrorsListResponse.safeParse(list).success).toBe(true);
     expect(list.data.map((e) => e.code)).toEqual(ERROR_CODES);
-    expect(list.data.find((e) => e.code === 'no_capacity')).toMatchObject({ status: 503, billing: 'never_charged' });
+    expect(list.data.find((e) => e.code === 'no_capacity')).toMatchObject({ status: 503, billing: 'never_charged', reasons: [] });
+  });
+
+  it('GET /v1/errors gives each code the reasons it may carry, each reason under at least one code', () => {
+    const list = errorCatalogueList('http://localhost:3000/docs');
+    const byCode = new Map(list.data.map((e) => [e.code, e.reasons.map((r) => r.reason)]));
+    expect(byCode.get('forbidden')).toEqual(['not_owner', 'csrf']);
+    expect(byCode.get('unresolvable_id')).toEqual(['no_public_page']);
+    expect(byCode.get('not_found')).toEqual(expect.arrayContaining(['no_company', 'no_profile_for_name', 'no_invitation', 'no_audit']));
+    expect(byCode.get('invalid_request')).toEqual(expect.arrayContaining(['invitation_used', 'invitation_cancelled', 'common_password']));
+    expect(new Set(list.data.flatMap((e) => e.reasons.map((r) => r.reason)))).toEqual(new Set(ERROR_REASON_NAMES));
+    for (const entry of list.data) for (const r of entry.reasons) expect(r.meaning.length, r.reason).toBeGreaterThan(10);
+  });
+
+  it('the HTML page lists the reasons of each code in its section', () => {
+    const html = renderErrorsDocHtml('http://localhost:3000/docs', '1 credit by company reference');
+    for (const code of ERROR_CODES) {
+      const section = html.slice(html.indexOf(`<section id="${code}">`), html.indexOf('</section>', html.indexOf(`<section id="${code}">`)));
+      for (const { reason } of reasonsOf(code)) expect(section, `${code} ${reason}`).toContain(`<li><code>${reason}</code>: `);
+      expect(section.includes('<dt>error.reason</dt>'), code).toBe(reasonsOf(code).length > 0);
+    }
+  });
+
+  it('a reason that is not in the list, or not of its code, does not compile', () => {
+    // @ts-expect-error: not a reason of the list
+    const unknown = new ApiError('not_found', { reason: 'no_such_reason' });
+    // @ts-expect-error: a reason of `forbidden`, not of `not_found`
+    const otherCode = new ApiError('not_found', { reason: 'csrf' });
+    expect([unknown.reason, otherCode.reason]).toEqual(['no_such_reason', 'csrf']);
+    expect(new ApiError('forbidden', { reason: 'csrf' }).reason).toBe('csrf');
+  });
+
+  it('every reason the service code names is in the list (a scan of services/, beside the types)', () => {
+    const root = fileURLToPath(new URL('../../../services/', import.meta.url));
+    const files = readdirSync(root, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts'));
+    const named = new Set<string>();
+    // The literals after `reason:`, `notFoundReason:`, `slowed:` and `locked:`, not those compared against (=== 'x') or typed (type: 'x').
+    for (const file of files) {
+      for (const line of readFileSync(join(root, file), 'utf8').split('\n')) {
+        for (const m of line.matchAll(/\b(?:reason|notFoundReason|slowed|locked)\??: ([^,}]+)/gi)) {
+          for (const literal of m[1]!.matchAll(/(?<!(?:===|!==|type:) |<)'([a-z_]+)'/g)) named.add(literal[1]!);
+        }
+      }
+    }
+    expect(named.size).toBeGreaterThan(20);
+    expect(named).toContain('no_profile_for_name');
+    expect([...named].filter((r) => !isErrorReason(r))).toEqual([]);
   });
 
   it('the HTML page has one anchor per code, with its status', () => {

@@ -36,6 +36,18 @@ describe('the Grafana dashboard', () => {
     expect(ours.filter((n) => !used.has(n))).toEqual([]);
   });
 
+  it('draws 0, not "No data", for a counter no event has touched yet (a fresh instance exports no labelled series)', () => {
+    const countingExpressions = expressions().filter((e) => /\b(rate|increase)\(lookup_api_\w+_(total|count)\{/.test(e) && !e.includes(' / ') && !e.includes('histogram_quantile'));
+    expect(countingExpressions.length).toBeGreaterThan(15);
+    // `on()`: the 0 only when the left side has no series at all, never beside per-label series.
+    for (const expr of countingExpressions) expect(expr, expr).toMatch(/ or on\(\) vector\(0\)$/);
+  });
+
+  it('uses no default metric promtool refuses (a gauge named _total)', async () => {
+    const exposed = (await registry.getMetricsAsJSON()).filter((m) => String(m.type) !== 'counter' && m.name.endsWith('_total')).map((m) => m.name);
+    expect(exposed).toEqual([]);
+  });
+
   it('has unique panel ids and a data source chosen on import', () => {
     const ids = dashboard.panels.map((p: { id: number }) => p.id);
     expect(new Set(ids).size).toBe(ids.length);
