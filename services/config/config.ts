@@ -244,7 +244,11 @@ function adminToken(fromEnv: string | undefined, dataDir: string): Pick<Config, 
 }
 
 /** Validates the environment once at start; a bad value names its variable. */
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+/**
+ * `fetches: false` is for the programs that never fetch a profile (the relay, the ledger consumer):
+ * they share DATABASE_URL with the API but have no source to choose, so SOURCE_URL is not required.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, { fetches = true }: { fetches?: boolean } = {}): Config {
   const parsed = envSchema.safeParse(env);
   if (!parsed.success) {
     const lines = parsed.error.issues.map((i) => `  ${String(i.path[0] ?? '?')}: ${i.message}`);
@@ -259,7 +263,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir: e.DATA_DIR,
     redis: e.REDIS_URL,
     kafkaBrokers: e.KAFKA_BROKERS,
-    source: chooseSource({ databaseUrl: e.DATABASE_URL, sourceUrl: e.SOURCE_URL }),
+    source: chooseSource({ databaseUrl: fetches ? e.DATABASE_URL : undefined, sourceUrl: e.SOURCE_URL }),
     sourceTimeoutMs: e.SOURCE_TIMEOUT_MS,
     ...adminToken(e.ADMIN_TOKEN, e.DATA_DIR),
     docsUrl: e.DOCS_URL?.replace(/\/+$/, ''),

@@ -19,7 +19,7 @@ async function main(): Promise<void> {
       'topic-prefix': { type: 'string', default: '' },
     },
   });
-  const brokers = loadConfig().kafkaBrokers;
+  const brokers = loadConfig(process.env, { fetches: false }).kafkaBrokers;
   if (!brokers) throw new ConfigError('KAFKA_BROKERS is required (e.g. KAFKA_BROKERS=127.0.0.1:9092)');
   const topic = topicNames(values['topic-prefix']).ledger;
   const groupId = values.group ?? `consume-ledger-${randomUUID()}`;

@@ -13,7 +13,7 @@ import { jsonLineLogger, startRelay } from './relay';
 const LAG_REPORT_INTERVAL_MS = 30_000;
 
 async function main(): Promise<void> {
-  const config = loadConfig();
+  const config = loadConfig(process.env, { fetches: false });
   if (!config.kafkaBrokers) throw new ConfigError('KAFKA_BROKERS is required for the relay (e.g. KAFKA_BROKERS=127.0.0.1:9092)');
   const logger = jsonLineLogger(process.stdout);
   const sql: Sql = config.databaseUrl ? createPgSql(config.databaseUrl, { max: 4, queryTimeoutMillis: config.databaseQueryTimeoutMs }) : await createPgliteSql(config.dataDir);

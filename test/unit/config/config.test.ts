@@ -176,6 +176,12 @@ describe('the data source: the sandbox is chosen, never fallen into', () => {
     expect(() => loadConfig({ DATABASE_URL: 'postgres://db/prod', ADMIN_TOKEN: 'a-token-of-sufficient-length' })).toThrow(/SOURCE_URL: required when DATABASE_URL is set/);
   });
 
+  it('given DATABASE_URL and no SOURCE_URL, when a program that fetches nothing loads it (relay, consumer), then it loads', () => {
+    const config = loadConfig({ DATABASE_URL: 'postgres://db/prod', KAFKA_BROKERS: '127.0.0.1:9092' }, { fetches: false });
+    expect(config.databaseUrl).toBe('postgres://db/prod');
+    expect(config.kafkaBrokers).toEqual(['127.0.0.1:9092']);
+  });
+
   it('given DATABASE_URL and SOURCE_URL=sandbox, then the sandbox is chosen on purpose', () => {
     expect(chooseSource({ databaseUrl: 'postgres://db/test', sourceUrl: 'sandbox' })).toEqual({ kind: 'sandbox' });
     expect(loadConfig({ DATABASE_URL: 'postgres://db/test', SOURCE_URL: 'sandbox', ADMIN_TOKEN: 'a-token-of-sufficient-length' }).source).toEqual({ kind: 'sandbox' });
