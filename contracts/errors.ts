@@ -220,7 +220,7 @@ interface ReasonEntry {
  * so a reason missing here does not compile.
  */
 const ERROR_REASONS = {
-  // Lookups (decisions.md "Response bodies"): which not-found it is.
+  // Lookups (docs/api.md, "Errors"): which not-found it is.
   no_company: { codes: ['not_found'], meaning: 'No company behind the company reference.' },
   no_company_for_domain: { codes: ['not_found'], meaning: 'No company behind the website domain.' },
   no_profile_at_url: { codes: ['not_found'], meaning: 'No profile at the profile URL.' },
