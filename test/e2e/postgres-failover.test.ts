@@ -13,7 +13,6 @@ import { backgroundLogger } from '../../services/common/log';
 import type { Sql } from '../../services/eventstore/sql';
 import { createPgSql } from '../../services/eventstore/sql-pg';
 import { DatabaseUnavailableError } from '../../services/eventstore/unavailable';
-import { startSandbox, type Sandbox } from '../../services/sandbox/server';
 import {
   caughtUp,
   type Cluster,
@@ -25,7 +24,7 @@ import {
   unfenceWrites,
 } from '../support/pg-clusters';
 import { serverUrl } from '../support/servers';
-import { ADMIN_TOKEN, Admin, eventually, startChildInstance, type ChildInstance } from './support-instances/instances';
+import { ADMIN_TOKEN, type Admin, eventually, type ChildInstance, type InstancePair, startInstancePair } from './support-instances/instances';
 import { bearer, call, type HttpAnswer } from './support-instances/http';
 
 const SUITE = 'test/e2e/postgres-failover.test.ts';
@@ -52,9 +51,9 @@ describe.skipIf(!redisUrl || !available)('PostgreSQL primary and standby in one 
   let pair: ReplicatedPair;
   /** Which cluster is which right now: the tests switch them. */
   let roles: { primary: Cluster; standby: Cluster };
-  let sandbox: Sandbox;
+  let running: InstancePair | undefined;
   let databaseUrl: string;
-  const instances: ChildInstance[] = [];
+  let instances: ChildInstance[] = [];
   let admin: Admin;
 
   beforeAll(async () => {
@@ -65,25 +64,16 @@ describe.skipIf(!redisUrl || !available)('PostgreSQL primary and standby in one 
     await caughtUp(pair);
     roles = { primary: pair.primary, standby: pair.standby };
     databaseUrl = `postgres://postgres@127.0.0.1:${pair.standby.port},127.0.0.1:${pair.primary.port}/${DATABASE}?target_session_attrs=read-write`;
-    sandbox = await startSandbox({ host: '127.0.0.1', port: 0 });
-    const redis = new URL(redisUrl!);
-    redis.pathname = `/${REDIS_DATABASE}`;
-    const servers = { databaseUrl, redisUrl: redis.toString(), sourceUrl: sandbox.url };
-    // Load shedding would answer 503 no_capacity on a busy machine; that is another suite's subject.
-    const env = { MAX_EVENT_LOOP_DELAY_MS: '60000', SOURCE_TIMEOUT_MS: '5000' };
-    // One after the other: the first one migrates the fresh database.
-    instances.push(await startChildInstance(servers, env));
-    instances.push(await startChildInstance(servers, env));
-    admin = new Admin(instances[0]!.url);
+    running = await startInstancePair(databaseUrl, redisUrl!, REDIS_DATABASE);
+    ({ instances, admin } = running);
   }, 120_000);
 
   afterAll(async () => {
-    for (const instance of instances) await instance.stop();
-    await sandbox?.close();
+    await running?.stop();
     await pair?.drop();
   }, 60_000);
 
-  const alive = (instance: ChildInstance) => instance.process.exitCode === null && instance.process.signalCode === null;
+  const alive = (instance: ChildInstance) => running!.alive(instance);
   const clientBackends = (cluster: Cluster) =>
     cluster.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE backend_type = 'client backend' AND datname = $1", [DATABASE]).then((r) => r[0]!.n);
 

@@ -11,10 +11,9 @@
 // clean. Then the formation heals (the old primary rejoins as secondary) for the next drill.
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { startSandbox, type Sandbox } from '../../services/sandbox/server';
 import { formationAvailable, startFormation, type Formation, type FormationNode } from '../support/pg-formation';
 import { serverUrl } from '../support/servers';
-import { ADMIN_TOKEN, Admin, eventually, startChildInstance, type ChildInstance } from './support-instances/instances';
+import { ADMIN_TOKEN, type Admin, eventually, type ChildInstance, type InstancePair, startInstancePair } from './support-instances/instances';
 import { bearer, call, type HttpAnswer } from './support-instances/http';
 
 const SUITE = 'test/e2e/postgres-formation-drills.test.ts';
@@ -49,8 +48,8 @@ interface Drill {
 
 describe.skipIf(!redisUrl || !available)('pg_auto_failover drills under load', () => {
   let formation: Formation;
-  let sandbox: Sandbox;
-  const instances: ChildInstance[] = [];
+  let running: InstancePair | undefined;
+  let instances: ChildInstance[] = [];
   let admin: Admin;
   const figures: string[] = [];
 
@@ -59,21 +58,12 @@ describe.skipIf(!redisUrl || !available)('pg_auto_failover drills under load', (
     formation = await startFormation();
     const [sync] = await formation.query<{ names: string }>(await formation.primary(), 'SELECT current_setting($1) AS names', ['synchronous_standby_names']);
     console.log(`formation up in ${Date.now() - startedAt} ms: ${formation.databaseUrl}, synchronous_standby_names = '${sync!.names}'`);
-    sandbox = await startSandbox({ host: '127.0.0.1', port: 0 });
-    const redis = new URL(redisUrl!);
-    redis.pathname = `/${REDIS_DATABASE}`;
-    const servers = { databaseUrl: formation.databaseUrl, redisUrl: redis.toString(), sourceUrl: sandbox.url };
-    // Load shedding would answer 503 no_capacity on a busy machine; that is another suite's subject.
-    const env = { MAX_EVENT_LOOP_DELAY_MS: '60000', SOURCE_TIMEOUT_MS: '5000' };
-    // One after the other: the first one migrates the fresh database.
-    instances.push(await startChildInstance(servers, env));
-    instances.push(await startChildInstance(servers, env));
-    admin = new Admin(instances[0]!.url);
+    running = await startInstancePair(formation.databaseUrl, redisUrl!, REDIS_DATABASE);
+    ({ instances, admin } = running);
   }, 240_000);
 
   afterAll(async () => {
-    for (const instance of instances) await instance.stop();
-    await sandbox?.close();
+    await running?.stop();
     await formation?.remove();
     if (figures.length > 0) console.log(`pg_auto_failover drills:\n${figures.join('\n')}`);
   }, 60_000);
@@ -86,7 +76,7 @@ describe.skipIf(!redisUrl || !available)('pg_auto_failover drills under load', (
     expect(standby!.sync_state).toBe('quorum');
   });
 
-  const alive = (instance: ChildInstance) => instance.process.exitCode === null && instance.process.signalCode === null;
+  const alive = (instance: ChildInstance) => running!.alive(instance);
 
   async function underLoad(name: string, drill: Drill) {
     const oldPrimary = await formation.primary();

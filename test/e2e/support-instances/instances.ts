@@ -5,7 +5,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { loadConfig } from '../../../services/config/config';
-import { startSandbox } from '../../../services/sandbox/server';
+import { startSandbox, type Sandbox } from '../../../services/sandbox/server';
 import { createTestDatabase } from '../../support/servers';
 import { startServer, type RunningServer } from '../../../services/api/server';
 import { bearer, call, type HttpAnswer } from './http';
@@ -82,6 +82,48 @@ export async function startChildInstance(servers: SharedServers, env: Record<str
 }
 
 /** The admin API as the console uses it; every call asserts its success status. */
+/** Two child instances on one database (the failover drills' set-up), their sandbox, and an admin client of the first. */
+export interface InstancePair {
+  sandbox: Sandbox;
+  instances: ChildInstance[];
+  admin: Admin;
+  /** True while the instance's process has neither exited nor been killed. */
+  alive(instance: ChildInstance): boolean;
+  stop(): Promise<void>;
+}
+
+/**
+ * A sandbox and two child instances on `databaseUrl`, sharing Redis database `redisDatabase` of
+ * `redisUrl`, started one after the other (the first migrates a fresh database). Load shedding is
+ * lifted: 503 no_capacity on a busy machine is another suite's subject.
+ */
+export async function startInstancePair(databaseUrl: string, redisUrl: string, redisDatabase: number): Promise<InstancePair> {
+  const sandbox = await startSandbox({ host: '127.0.0.1', port: 0 });
+  const redis = new URL(redisUrl);
+  redis.pathname = `/${redisDatabase}`;
+  const servers = { databaseUrl, redisUrl: redis.toString(), sourceUrl: sandbox.url };
+  const env = { MAX_EVENT_LOOP_DELAY_MS: '60000', SOURCE_TIMEOUT_MS: '5000' };
+  const instances: ChildInstance[] = [];
+  try {
+    instances.push(await startChildInstance(servers, env));
+    instances.push(await startChildInstance(servers, env));
+  } catch (error) {
+    for (const instance of instances) await instance.stop();
+    await sandbox.close();
+    throw error;
+  }
+  return {
+    sandbox,
+    instances,
+    admin: new Admin(instances[0]!.url),
+    alive: (instance) => instance.process.exitCode === null && instance.process.signalCode === null,
+    async stop() {
+      for (const instance of instances) await instance.stop();
+      await sandbox.close();
+    },
+  };
+}
+
 export class Admin {
   constructor(private readonly baseUrl: string) {}
 
