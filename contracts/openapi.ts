@@ -57,6 +57,13 @@ const SUCCESS_HEADERS: Record<Exclude<Area, 'admin'>, z.ZodRawShape> = {
   meta: {},
 };
 
+/** A batch's credit headers are its items' sums; no one cache outcome describes it. */
+const BATCH_SUCCESS_HEADERS: z.ZodRawShape = {
+  'X-Credits-Charged': count().meta({ description: "Credits charged for the whole batch: the sum of its items' `credits_charged`; equals `meta.credits_charged`." }),
+  'X-Credits-Remaining': H.creditsRemaining.optional(),
+  'Idempotent-Replayed': H.replayed.optional(),
+};
+
 /** Errors carry the credit headers whenever a workspace is known (every answer to a valid key). */
 const errorCreditHeaders = {
   'X-Credits-Charged': H.creditsCharged.optional(),
@@ -171,7 +178,7 @@ function operation(row: Endpoint, docsUrl: string): ZodOpenApiOperationObject {
     responses: {
       [String(row.status)]: {
         description: row.answerDescription ?? row.summary,
-        headers: answerHeaders(rateLimitPolicy(row), row.status, SUCCESS_HEADERS[row.area]),
+        headers: answerHeaders(rateLimitPolicy(row), row.status, row.batch ? BATCH_SUCCESS_HEADERS : SUCCESS_HEADERS[row.area]),
         content: { 'application/json': { schema: row.answer, ...(example === undefined ? {} : { example: example.answer }) } },
       },
       ...otherAnswers(row, example),
