@@ -34,8 +34,14 @@ describe('ChargeOrder', () => {
   it('given the lookup service\'s turn, when a live fetch begins, then its slot is taken in the turn; a cache hit takes none', async () => {
     const order = new ChargeOrder(2);
     const slotsTaken: number[] = [];
-    const live = order.turn(0, async () => (slotsTaken.push(0), false));
-    const hit = order.turn(1, async () => (slotsTaken.push(1), true));
+    const live = order.turn(0, async () => {
+      slotsTaken.push(0);
+      return false;
+    });
+    const hit = order.turn(1, async () => {
+      slotsTaken.push(1);
+      return true;
+    });
     expect(await live.begin(true)).toBe(false);
     live.end();
     expect(await hit.begin(false)).toBe(true);
