@@ -12,6 +12,11 @@ afterAll(async () => t?.close());
 
 const company = (n: number, id?: string) => ({ operation: 'company', body: { url: ownCompany(n).slug }, ...(id === undefined ? {} : { id }) });
 const batch = (headers: Record<string, string>, items: unknown[]) => t.call('POST', '/v1/batch', { headers, body: { items } });
+/** The body of a batch answered 200 (anything else fails here, with its body). */
+const answered = (answer: Awaited<ReturnType<typeof batch>>) => {
+  expect(answer.statusCode, answer.body).toBe(200);
+  return answer.json();
+};
 
 describe('200', () => {
   it('mixed items: each answered as its single call, in order, with its own request id; the sums in meta and headers', async () => {
@@ -27,7 +32,7 @@ describe('200', () => {
       { operation: 'company', body: { url: 'x', extra: 1 }, id: 'g' },
     ]);
     expect(answer.statusCode, answer.body).toBe(200);
-    const { data, meta } = answer.json();
+    const { data, meta } = answered(answer);
     expect(data.map((r: { id?: string; status: number; credits_charged: number }) => [r.id, r.status, r.credits_charged])).toEqual([
       ['a', 200, 1],
       ['b', 200, 1],
@@ -65,14 +70,14 @@ describe('200', () => {
     await batch(headers, [company(3)]);
     const { workspaceId: ws, headers: h } = await t.keyed({ credits: 2 });
     const answer = await batch(h, [company(20), company(2), company(3), { operation: 'domain', body: { domain: ownCompany(4).domain } }]);
-    expect(answer.json().data.map((r: { status: number; credits_charged: number }) => [r.status, r.credits_charged])).toEqual([
+    expect(answered(answer).data.map((r: { status: number; credits_charged: number }) => [r.status, r.credits_charged])).toEqual([
       [200, 1],
       [200, 1],
       [402, 0],
       [402, 0],
     ]);
-    expect(answer.json().data[2].error.code).toBe('insufficient_credits');
-    expect(answer.json().meta).toMatchObject({ credits_charged: 2, credits_remaining: 0 });
+    expect(answered(answer).data[2].error.code).toBe('insufficient_credits');
+    expect(answered(answer).meta).toMatchObject({ credits_charged: 2, credits_remaining: 0 });
     expect(await t.balance(ws)).toBe(0);
     expect(await t.balance(workspaceId)).toBe(49);
   });
@@ -84,14 +89,14 @@ describe('200', () => {
       { operation: 'domain', body: { domain: ownCompany(6).domain } },
       company(7),
     ]);
-    expect(answer.json().data.map((r: { status: number }) => r.status)).toEqual([200, 402, 200]);
-    expect(answer.json().meta.credits_remaining).toBe(0);
+    expect(answered(answer).data.map((r: { status: number }) => r.status)).toEqual([200, 402, 200]);
+    expect(answered(answer).meta.credits_remaining).toBe(0);
   });
 
   it('one token per item: items past the bucket are 429 rate_limited, uncharged; the headers say what is left', async () => {
     const { headers } = await t.keyed({ credits: 10, rateLimitPerMinute: 3 });
     const answer = await batch(headers, [company(8), company(9), company(10), company(11), { operation: 'person', body: { url: 'ACoAAB1234' } }]);
-    const { data, meta } = answer.json();
+    const { data, meta } = answered(answer);
     expect(data.map((r: { status: number }) => r.status)).toEqual([200, 200, 200, 429, 429]);
     expect(data[3]).toMatchObject({ credits_charged: 0, error: { code: 'rate_limited' } });
     expect(data[3].error.retry_after_seconds).toBeGreaterThanOrEqual(1);
@@ -105,7 +110,7 @@ describe('200', () => {
   it('more live fetches than max_concurrency: the batch runs them through its slots, none refused', async () => {
     const { headers } = await t.keyed({ credits: 10, maxConcurrency: 1 });
     const answer = await batch(headers, [company(12), company(13), company(14)]);
-    expect(answer.json().data.map((r: { status: number }) => r.status)).toEqual([200, 200, 200]);
+    expect(answered(answer).data.map((r: { status: number }) => r.status)).toEqual([200, 200, 200]);
   });
 
   it('every slot held by another call: a live fetch is 429 concurrency_limited uncharged; a cache hit needs no slot', async () => {
@@ -114,8 +119,8 @@ describe('200', () => {
     const slow = t.call('POST', '/v1/person', { headers, body: { url: 'https://www.linkedin.com/in/sandbox-slow' } });
     let answer = await batch(headers, [company(15), company(16)]);
     // Until the slow call holds the slot, the batch may get it first.
-    while (answer.json().data[1].status === 200) answer = await batch(headers, [company(15), company(17 + Math.floor(Math.random() * 50))]);
-    const [hit, live] = answer.json().data;
+    while (answered(answer).data[1].status === 200) answer = await batch(headers, [company(15), company(17 + Math.floor(Math.random() * 50))]);
+    const [hit, live] = answered(answer).data;
     expect([hit.status, hit.cache.status]).toEqual([200, 'HIT']);
     expect(live).toMatchObject({ status: 429, credits_charged: 0, error: { code: 'concurrency_limited', retry_after_seconds: 1 } });
     expect((await slow).statusCode).toBe(200);
