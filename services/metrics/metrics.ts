@@ -49,6 +49,13 @@ export const lookupsCompleted = new Counter({
   registers: [registry],
 });
 
+export const batchItems = new Counter({
+  name: `${PREFIX}batch_items_total`,
+  help: 'Items of POST /v1/batch answered by this instance, by operation and the status its single call would have had',
+  labelNames: ['operation', 'status'] as const,
+  registers: [registry],
+});
+
 export const creditsCharged = new Counter({
   name: `${PREFIX}credits_charged_total`,
   help: 'Credits charged by this instance (LookupCharged events), by operation',
@@ -260,6 +267,11 @@ export function recordCommittedEvents(events: readonly RecordedEvent[]): void {
       lookupsCompleted.inc({ operation: data.operation, cache_status: data.cache_status ?? 'NONE', outcome });
     }
   }
+}
+
+/** One item of a batch call answered. */
+export function recordBatchItem(operation: string, status: number): void {
+  batchItems.inc({ operation, status: String(status) });
 }
 
 /** A charged lookup failed after its charge for a reason other than an outage. */
