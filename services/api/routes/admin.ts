@@ -3,9 +3,9 @@ import { ApiError } from '../../../contracts/errors';
 import { ledgerExportPage, statement, usageExport, workspaceAt } from '../../finance/queries';
 import { forwardPeriod, statementCsv, statementCsvFileName } from '../../finance/statement';
 import { UnknownWorkspaceError } from '../../ledger/ledger';
-import { runAudit } from '../../projections/audit-runner';
-import { AuditJobStore } from '../../projections/audit-job-store';
-import { AuditJobs, FINISHED_AUDIT_JOBS_KEPT } from '../../projections/audit-jobs';
+import { runAudit } from '../../audit/audit-runner';
+import { AuditJobStore } from '../../audit/audit-job-store';
+import { AuditJobs, FINISHED_AUDIT_JOBS_KEPT } from '../../audit/audit-jobs';
 import { route } from '../http/route';
 import { DEPS_PLUGIN } from '../plugins/deps';
 

@@ -8,7 +8,7 @@ import { grantCredits } from '../../../services/ledger/commands/grant-credits';
 import { settle, type SettleCommand } from '../../../services/ledger/commands/settle';
 import { voidCharge } from '../../../services/ledger/commands/void-charge';
 import { UnknownWorkspaceError } from '../../../services/ledger/errors';
-import { audit } from '../../../services/projections/audit';
+import { audit } from '../../../services/audit/audit';
 import { balance } from '../../../services/projections/queries';
 import { INLINE_PROJECTIONS } from '../../../services/projections/inline';
 import { SELECT_WORKSPACES_FOR_UPDATE } from '../../../services/projections/ledger-plan';

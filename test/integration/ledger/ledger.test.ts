@@ -3,7 +3,7 @@ import { newRequestId } from '../../../services/common/ids';
 import { catchUpToNow } from '../../../services/eventstore/subscription';
 import type { RecordedEvent } from '../../../services/eventstore/types';
 import { type Ledger, UnknownKeyError, UnknownWorkspaceError, type SettleCommand } from '../../../services/ledger/ledger';
-import { audit } from '../../../services/projections/audit';
+import { audit } from '../../../services/audit/audit';
 import { usageProjection } from '../../../services/projections/usage';
 import { ledgerBackends, type OpenBackend } from './backends';
 

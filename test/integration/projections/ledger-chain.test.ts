@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrate } from '../../../services/eventstore/migrate';
-import { audit } from '../../../services/projections/audit';
+import { audit } from '../../../services/audit/audit';
 import { ledgerBackends, seedWorkload, type OpenBackend } from '../ledger/backends';
 
 describe.each(ledgerBackends())('the tamper-evident ledger on $name', (backendDef) => {

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newRequestId } from '../../../services/common/ids';
 import type { SqlExecutor } from '../../../services/eventstore/sql';
 import { catchUpToNow } from '../../../services/eventstore/subscription';
-import { audit } from '../../../services/projections/audit';
+import { audit } from '../../../services/audit/audit';
 import { INLINE_TABLES } from '../../../services/projections/inline';
 import { rebuildProjections } from '../../../services/projections/rebuild';
 import { usageProjection } from '../../../services/projections/usage';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { newRequestId } from '../../../services/common/ids';
-import { audit } from '../../../services/projections/audit';
+import { audit } from '../../../services/audit/audit';
 import { rebuildProjections } from '../../../services/projections/rebuild';
 import { ledgerBackends, seedWorkload, type OpenBackend } from '../ledger/backends';
 
