@@ -11,7 +11,7 @@ import { UnknownWorkspaceError } from '../../../services/ledger/errors';
 import { audit } from '../../../services/audit/audit';
 import { balance } from '../../../services/projections/queries';
 import { INLINE_PROJECTIONS } from '../../../services/projections/inline';
-import { SELECT_WORKSPACES_FOR_UPDATE } from '../../../services/projections/ledger-plan';
+import { SELECT_WORKSPACES_FOR_UPDATE } from '../../../services/ledger/locked-workspace';
 import { ledgerBackends, type OpenBackend } from './backends';
 import { recordingSql, type RecordedStatement } from '../../support/recording-sql';
 
