@@ -22,15 +22,18 @@ export function decideRevokeKey(key: KeyState | undefined, keyId: string): NewEv
   return [newEvent('ApiKeyRevoked', { key_id: keyId, workspace_id: key.workspaceId })];
 }
 
-/** Other instances are told at commit (their caches drop the key). */
-export async function revokeKey(store: EventStore, keyId: string): Promise<void> {
+/**
+ * Other instances are told at commit (their caches drop the key). With `ofWorkspace`, a key of
+ * another workspace is refused as unknown, in the same transaction (the console's scope).
+ */
+export async function revokeKey(store: EventStore, keyId: string, ofWorkspace?: string): Promise<void> {
   await store.transaction(async (tx) => {
     // Under the row lock, so two concurrent revocations append one ApiKeyRevoked, not two.
     const found = await tx.sql.query<{ workspace_id: string; revoked_at: Date | null }>(
       'SELECT workspace_id, revoked_at FROM api_keys WHERE id = $1 FOR UPDATE',
       [keyId],
     );
-    const row = found.rows[0];
+    const row = found.rows.find((r) => ofWorkspace === undefined || r.workspace_id === ofWorkspace);
     const events = decideRevokeKey(row && { workspaceId: row.workspace_id, revoked: row.revoked_at !== null }, keyId);
     if (events.length === 0) return;
     await tx.append(streams.apiKey(keyId), events);

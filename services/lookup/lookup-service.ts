@@ -3,6 +3,7 @@ import { inCanonicalOrder } from '../../contracts/content-hash';
 import { streams } from '../../contracts/events';
 import type { SqlExecutor } from '../eventstore/sql';
 import { DatabaseUnavailableError } from '../eventstore/unavailable';
+import { balance } from '../read-models/queries';
 import type { ChargeCommand, ChargeResult, Ledger, SettleCommand, VoidCommand } from '../ledger/ledger';
 import { recordFailureAfterCharge } from '../metrics/metrics';
 import { aliases, companyAlias, companyAliases, entities, normalizeQuery, personAlias, personAliases } from './aliases';
@@ -184,7 +185,7 @@ export class LookupService {
 
     if (verdict.kind === 'cached_not_found') {
       await this.ledger.recordUncharged({ ...base, completed: verdict.completed });
-      throw lookupError(verdict.error, { charged: 0, balance: await this.ledger.balance(caller.workspaceId) });
+      throw lookupError(verdict.error, { charged: 0, balance: await balance(this.sql, caller.workspaceId) });
     }
 
     const charged = await this.charge({ ...base, credits: verdict.charge, ...(verdict.kind === 'hit' ? { completed: verdict.completed } : {}) });

@@ -10,7 +10,7 @@ describe.each(ledgerBackends())('the audit on $name', (backendDef) => {
 
   beforeAll(async () => {
     backend = await backendDef.open();
-    seeded = await seedWorkload(backend.ledger);
+    seeded = await seedWorkload(backend);
   });
   afterAll(async () => backend?.cleanup());
   // Each test damages something; start each from the tables the log gives.
