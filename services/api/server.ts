@@ -25,7 +25,7 @@ import { INLINE_PROJECTIONS } from '../projections/inline';
 import { usageProjection } from '../projections/usage';
 import { eventsBehind } from '../health/lag';
 import { InstanceLifecycle } from '../health/readiness';
-import { instrumentedSource } from '../metrics/instrumented-source';
+import { instrumentedSource } from '../lookup/source/instrumented-source';
 import { recordCommittedEvents, recordRevocationMarksRestored, registerLagSource } from '../metrics/metrics';
 import { startMetricsServer } from '../metrics/metrics-server';
 import { RELAY_SUBSCRIPTION, startRelay } from '../relay/relay';
