@@ -45,6 +45,11 @@ describe('revoke a key', () => {
     expect(decideRevokeKey({ workspaceId: WS, revoked: true }, KEY_ID)).toEqual([]);
   });
 
+  it('given a key of another workspace, when revoked within this one (the console), then it fails with UnknownKeyError', () => {
+    expect(() => decideRevokeKey({ workspaceId: WS, revoked: false }, KEY_ID, 'ws_01HYYYYYYYYYYYYYYYYYYYYYYY')).toThrow(UnknownKeyError);
+    expect(decideRevokeKey({ workspaceId: WS, revoked: false }, KEY_ID, WS)).toHaveLength(1);
+  });
+
   it('given no such key, when revoked, then it fails with UnknownKeyError', () => {
     expect(() => decideRevokeKey(undefined, KEY_ID)).toThrow(UnknownKeyError);
   });
