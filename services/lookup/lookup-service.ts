@@ -3,6 +3,7 @@ import { inCanonicalOrder } from '../../contracts/content-hash';
 import { streams } from '../../contracts/events';
 import type { SqlExecutor } from '../eventstore/sql';
 import { DatabaseUnavailableError } from '../eventstore/unavailable';
+import { balance } from '../read-models/queries';
 import type { ChargeCommand, ChargeResult, Ledger, SettleCommand, VoidCommand } from '../ledger/ledger';
 import { recordFailureAfterCharge } from '../metrics/metrics';
 import { aliases, companyAlias, companyAliases, entities, normalizeQuery, personAlias, personAliases } from './aliases';
@@ -201,7 +202,7 @@ export class LookupService {
     if (verdict.kind === 'cached_not_found') {
       caller.turn?.end();
       await this.ledger.recordUncharged({ ...base, completed: verdict.completed });
-      throw lookupError(verdict.error, { charged: 0, balance: await this.ledger.balance(caller.workspaceId) });
+      throw lookupError(verdict.error, { charged: 0, balance: await balance(this.sql, caller.workspaceId) });
     }
 
     if (caller.turn && !(await caller.turn.begin(verdict.kind === 'fetch'))) {

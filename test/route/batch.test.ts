@@ -56,12 +56,12 @@ describe('200', () => {
     expect(answer.headers).toMatchObject({ 'x-credits-charged': '7', 'x-credits-remaining': '13' });
     expect(await t.balance(workspaceId)).toBe(13);
     // The same ledger entries as single calls, under each item's request id: the failed fetch charged and refunded.
-    const refunded = await t.ledger.ledgerEntries(workspaceId, { requestId: data[5].request_id, limit: 10 });
+    const refunded = await t.readModels.ledgerEntries(workspaceId, { requestId: data[5].request_id, limit: 10 });
     expect(refunded.data.map((e: { type: string; credits: number }) => [e.type, e.credits])).toEqual([
       ['LookupCharged', -1],
       ['LookupRefunded', 1],
     ]);
-    expect((await t.ledger.ledgerEntries(workspaceId, { requestId: data[3].request_id, limit: 10 })).data).toEqual([]);
+    expect((await t.readModels.ledgerEntries(workspaceId, { requestId: data[3].request_id, limit: 10 })).data).toEqual([]);
   });
 
   it('a total above the balance: items are charged in order until it runs out, the rest 402 uncharged, never below zero', async () => {

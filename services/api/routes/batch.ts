@@ -67,7 +67,7 @@ async function runBatch(app: FastifyInstance, req: FastifyRequest, reply: Fastif
   const charged = batchCharged(results);
   // The answer goes out without the balance rather than not at all (the database may be away):
   // each item still says what it cost.
-  const remaining = await deps.ledger.balance(key.workspaceId).catch((err: unknown) => {
+  const remaining = await deps.readModels.balance(key.workspaceId).catch((err: unknown) => {
     req.log.warn({ err }, 'balance unreadable for the batch answer');
     return null;
   });
