@@ -21,11 +21,26 @@ const header = (id: string, schema: z.ZodType, description: string) => schema.me
 
 const count = () => z.int().min(0);
 
+/** The draft whose fields RateLimit-Policy and RateLimit follow (docs/api.md, Limits). */
+const RATE_LIMIT_DRAFT = 'draft-ietf-httpapi-ratelimit-headers-10';
+const RATE_LIMIT_POLICY_FIELD = /^"(key|ip|console)";q=\d+;w=60$/;
+const RATE_LIMIT_FIELD = /^"(key|ip|console)";r=\d+;t=\d+$/;
+
 const H = {
   requestId: header('X-Request-Id', z.string(), 'Correlation id of this response; equals `meta.request_id`.'),
   rateLimitLimit: header('RateLimit-Limit', count(), 'Requests per minute allowed for this API key (the bucket size); 120 per client address without a key.'),
   rateLimitRemaining: header('RateLimit-Remaining', count(), 'Whole requests left in the bucket after this one.'),
   rateLimitReset: header('RateLimit-Reset', count(), 'Seconds until the bucket is full again.'),
+  rateLimitPolicy: header(
+    'RateLimit-Policy',
+    z.string().regex(RATE_LIMIT_POLICY_FIELD),
+    `The same bucket as a structured field (${RATE_LIMIT_DRAFT}): \`"key";q=600;w=60\` — the bucket (\`key\`, \`ip\` without a valid key, \`console\`), its size \`q\` and its window \`w\` in seconds.`,
+  ),
+  rateLimit: header(
+    'RateLimit',
+    z.string().regex(RATE_LIMIT_FIELD),
+    `The same bucket now, as a structured field (${RATE_LIMIT_DRAFT}): \`"key";r=599;t=1\` — requests left \`r\` (\`RateLimit-Remaining\`) and seconds \`t\` (\`RateLimit-Reset\`; on a refusal, \`Retry-After\`).`,
+  ),
   retryAfter: header('Retry-After', z.int().min(1), 'Seconds to wait before retrying; equals `error.retry_after_seconds`.'),
   creditsCharged: header('X-Credits-Charged', count(), 'Credits charged for the call; equals `meta.credits_charged` (0 when refunded or not billable).'),
   creditsRemaining: header('X-Credits-Remaining', count(), 'Workspace balance after the call; equals `meta.credits_remaining`.'),
@@ -42,6 +57,8 @@ const rateLimitHeaders = {
   'RateLimit-Limit': H.rateLimitLimit,
   'RateLimit-Remaining': H.rateLimitRemaining,
   'RateLimit-Reset': H.rateLimitReset,
+  'RateLimit-Policy': H.rateLimitPolicy,
+  RateLimit: H.rateLimit,
 };
 
 /** The headers of a success answer beyond X-Request-Id and the RateLimit ones, by area. */
@@ -309,6 +326,9 @@ errors included); a refunded failure shows <code>X-Credits-Charged: 0</code>. A 
 <p>Each key has a token bucket of <code>rate_limit_per_minute</code> requests (default 600), replays included; past it, 429 <code>rate_limited</code>.
 Calls without a valid key (401s, the Meta area) share a bucket of 120 a minute per client address. At most <code>max_concurrency</code> (default 8)
 lookups and searches of a workspace run at once; past it, 429 <code>concurrency_limited</code>. Every 429, 503 and 504 carries <code>Retry-After</code>.</p>
+<p>Every answer with <code>RateLimit-Limit</code> also describes the same bucket in the structured fields of ${RATE_LIMIT_DRAFT},
+for generic HTTP clients: <code>RateLimit-Policy: "key";q=600;w=60</code> (the bucket: <code>key</code>, <code>ip</code> without a valid key, or <code>console</code>; its size; its window in seconds)
+and <code>RateLimit: "key";r=599;t=1</code> (requests left; seconds until the bucket is full, or on a refusal until <code>Retry-After</code>).</p>
 <p>A key's <code>last_used_at</code> is the time of its last authenticated request of any kind: lookups, cache calls, replays and refusals made with it (400, 402, 409, 422, 429).</p>
 
 <h2 id="pricing">Pricing</h2>
