@@ -3,7 +3,7 @@ import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiResponse
 import { ApiError, ERROR_CATALOGUE, errorBody, escapeHtml, inlineCodeHtml, statusCarriesRetryAfter, type ErrorCode } from './errors';
 import { errorsOf, publicJsonEndpoints, rateLimitPolicy, type Area, type Endpoint, type EndpointId, type RateLimitPolicy } from './endpoints';
 import { operationExamples, type OperationExample } from './examples';
-import { ErrorEnvelope } from './http';
+import { CACHE_STATUSES, ErrorEnvelope } from './http';
 import { priceSentence } from './prices';
 import { IDEMPOTENCY_KEY_MAX_CHARS } from './validation';
 import { CONSOLE_SECURITY_SCHEME, CONSOLE_TAG, consoleOpenApiPaths } from './console';
@@ -44,7 +44,7 @@ const H = {
   retryAfter: header('Retry-After', z.int().min(1), 'Seconds to wait before retrying; equals `error.retry_after_seconds`.'),
   creditsCharged: header('X-Credits-Charged', count(), 'Credits charged for the call; equals `meta.credits_charged` (0 when refunded or not billable).'),
   creditsRemaining: header('X-Credits-Remaining', count(), 'Workspace balance after the call; equals `meta.credits_remaining`.'),
-  cache: header('X-Cache', z.enum(['HIT', 'MISS', 'REFRESH']), 'Cache outcome; equals `meta.cache.status`.'),
+  cache: header('X-Cache', z.enum(CACHE_STATUSES), 'Cache outcome; equals `meta.cache.status`. `STALE` only with `on_error: "stale"`.'),
   age: header('Age', count(), 'Seconds since the data was fetched; equals `meta.cache.age_seconds`.'),
   replayed: header(
     'Idempotent-Replayed',

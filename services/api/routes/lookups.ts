@@ -21,23 +21,23 @@ export const lookupRoutes = fp(
     route(app, 'lookupCompany', async ({ req, reply, body, json }) => {
       const parsed = parseCompanyReference(body.url);
       if (!parsed.ok) throw new ApiError('invalid_company_reference');
-      return runLookup(app, req, reply, 'lookupCompany', json, (caller) => lookups.company(caller, parsed.ref, body.max_age));
+      return runLookup(app, req, reply, 'lookupCompany', json, (caller) => lookups.company(caller, parsed.ref, body.max_age, body.on_error));
     });
 
     route(app, 'lookupDomain', async ({ req, reply, body, json }) => {
       const parsed = parseDomain(body.domain);
       if (!parsed.ok) throw new ApiError('invalid_domain');
-      return runLookup(app, req, reply, 'lookupDomain', json, (caller) => lookups.domain(caller, parsed.domain, body.max_age));
+      return runLookup(app, req, reply, 'lookupDomain', json, (caller) => lookups.domain(caller, parsed.domain, body.max_age, body.on_error));
     });
 
     route(app, 'lookupPerson', async ({ req, reply, body, json }) => {
       const parsed = parsePersonReference(body.url);
       if (!parsed.ok) throw new ApiError('invalid_person_reference');
-      return runLookup(app, req, reply, 'lookupPerson', json, (caller) => lookups.person(caller, parsed.ref, body.max_age));
+      return runLookup(app, req, reply, 'lookupPerson', json, (caller) => lookups.person(caller, parsed.ref, body.max_age, body.on_error));
     });
 
     route(app, 'search', async ({ req, reply, body, json }) =>
-      runLookup(app, req, reply, 'search', json, (caller) => lookups.search(caller, body.query, body.limit, body.max_age)),
+      runLookup(app, req, reply, 'search', json, (caller) => lookups.search(caller, body.query, body.limit, body.max_age, body.on_error)),
     );
   },
   { name: 'routes-lookups', dependencies: [DEPS_PLUGIN] },
@@ -79,7 +79,11 @@ async function runLookup(
     if (!slot) throw new ApiError('concurrency_limited', { retryAfterSeconds: 1 });
     let response: StoredResponse;
     try {
-      response = success(req.id, await lookup({ requestId: req.id, workspaceId: key.workspaceId, keyId: key.keyId }));
+      const result = await lookup({ requestId: req.id, workspaceId: key.workspaceId, keyId: key.keyId });
+      if (result.staleBecause) {
+        req.log.warn({ request_id: req.id, failure: result.staleBecause, age_seconds: result.answer.cache.age_seconds }, 'live fetch failed; answered with the cached copy (on_error: stale)');
+      }
+      response = success(req.id, result);
     } catch (err) {
       const apiError = toApiError(err, 'lookup');
       if (!isStoredOutcome(apiError.status)) throw apiError;
