@@ -33,6 +33,8 @@ const SOURCE_TIMEOUT_MS = 4_000;
 export interface RouteApp {
   app: FastifyInstance;
   ledger: Ledger;
+  /** The event store of the app (to write what an earlier fetch would have, say). */
+  store: EventStore;
   /** A workspace with `credits` and one key; `headers` authenticate as that key. */
   keyed(opts?: { credits?: number; rateLimitPerMinute?: number; maxConcurrency?: number }): Promise<{ workspaceId: string; headers: Record<string, string> }>;
   call(method: InjectOptions['method'], url: string, opts?: { headers?: Record<string, string>; body?: unknown }): Promise<Answer>;
@@ -84,6 +86,7 @@ export async function startRouteApp(
   return {
     app,
     ledger,
+    store,
     async keyed({ credits = 100, rateLimitPerMinute, maxConcurrency } = {}) {
       const ws = await ledger.createWorkspace({ name: 'route test', credits, maxConcurrency });
       const key = await ledger.createKey(ws.id, { rateLimitPerMinute });
