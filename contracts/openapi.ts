@@ -322,6 +322,15 @@ ${Object.values(H)
 <p><code>X-Credits-Charged</code> and <code>X-Credits-Remaining</code> are on every answer that has a workspace (any call made with a valid key,
 errors included); a refunded failure shows <code>X-Credits-Charged: 0</code>. A 401 carries <code>WWW-Authenticate: Bearer</code>.</p>
 
+<h2 id="stale">A stale copy when the live fetch fails</h2>
+<p>Opt-in, per call: with <code>"on_error": "stale"</code> in the body of a lookup or a search, a live fetch (<code>MISS</code> or <code>REFRESH</code>)
+that fails with a refunded error (<code>upstream_error</code>, <code>parse_error</code>, <code>blocked</code>, <code>source_rate_limited</code>, <code>timeout</code>)
+is answered 200 with the cached copy, whatever its age, if there is one: <code>X-Cache: STALE</code>, its <code>Age</code>,
+<code>meta.cache.status: "STALE"</code>, at the cache-hit price. Without a copy, or without the flag, the failure is answered and refunded as always.</p>
+<pre>POST /v1/company  {"url": "acme-robotics", "max_age": 3600, "on_error": "stale"}
+200  X-Cache: STALE  Age: 172800  X-Credits-Charged: 1
+{"data": {…the cached profile…}, "meta": {"cache": {"status": "STALE", "age_seconds": 172800, …}, "credits_charged": 1, …}}</pre>
+
 <h2 id="limits">Limits</h2>
 <p>Each key has a token bucket of <code>rate_limit_per_minute</code> requests (default 600), replays included; past it, 429 <code>rate_limited</code>.
 Calls without a valid key (401s, the Meta area) share a bucket of 120 a minute per client address. At most <code>max_concurrency</code> (default 8)
