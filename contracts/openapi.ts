@@ -39,7 +39,7 @@ const H = {
   rateLimit: header(
     'RateLimit',
     z.string().regex(RATE_LIMIT_FIELD),
-    `The same bucket now, as a structured field (${RATE_LIMIT_DRAFT}): \`"key";r=599;t=1\` — requests left \`r\` (\`RateLimit-Remaining\`) and seconds \`t\` (\`RateLimit-Reset\`; on a refusal, \`Retry-After\`).`,
+    `The same bucket now, as a structured field (${RATE_LIMIT_DRAFT}): \`"key";r=599;t=1\` — requests left \`r\` (\`RateLimit-Remaining\`) and seconds \`t\` (\`RateLimit-Reset\`; with none left, until the next request goes through: on a refusal, \`Retry-After\`).`,
   ),
   retryAfter: header('Retry-After', z.int().min(1), 'Seconds to wait before retrying; equals `error.retry_after_seconds`.'),
   creditsCharged: header('X-Credits-Charged', count(), 'Credits charged for the call; equals `meta.credits_charged` (0 when refunded or not billable).'),
@@ -337,7 +337,7 @@ Calls without a valid key (401s, the Meta area) share a bucket of 120 a minute p
 lookups and searches of a workspace run at once; past it, 429 <code>concurrency_limited</code>. Every 429, 503 and 504 carries <code>Retry-After</code>.</p>
 <p>Every answer with <code>RateLimit-Limit</code> also describes the same bucket in the structured fields of ${RATE_LIMIT_DRAFT},
 for generic HTTP clients: <code>RateLimit-Policy: "key";q=600;w=60</code> (the bucket: <code>key</code>, <code>ip</code> without a valid key, or <code>console</code>; its size; its window in seconds)
-and <code>RateLimit: "key";r=599;t=1</code> (requests left; seconds until the bucket is full, or on a refusal until <code>Retry-After</code>).</p>
+and <code>RateLimit: "key";r=599;t=1</code> (requests left; seconds until the bucket is full or, with none left, until the next request goes through: on a refusal, <code>Retry-After</code>).</p>
 <p>A key's <code>last_used_at</code> is the time of its last authenticated request of any kind: lookups, cache calls, replays and refusals made with it (400, 402, 409, 422, 429).</p>
 
 <h2 id="pricing">Pricing</h2>

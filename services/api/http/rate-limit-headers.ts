@@ -17,18 +17,19 @@ export interface BucketReading {
   remaining: number;
   /** Seconds until the bucket is full again: `RateLimit-Reset`. */
   resetSeconds: number;
-  /** Seconds until a refused caller may try again; null when the call was not refused by the bucket. */
-  retryAfterSeconds: number | null;
+  /** With nothing left: seconds until one request goes through again (at most); null while some are left. */
+  nextRequestSeconds: number | null;
 }
 
 /**
  * The rate-limit headers of a bucket (docs/api.md, Limits): the contract's `RateLimit-Limit`,
  * `-Remaining` and `-Reset`, and the same bucket as the structured fields `RateLimit-Policy` and
- * `RateLimit` of draft-ietf-httpapi-ratelimit-headers-10. Their `t` is `RateLimit-Reset`, except
- * on a refusal: there it is `Retry-After`, which the draft says must not come before `t`.
+ * `RateLimit` of draft-ietf-httpapi-ratelimit-headers-10. Their `t` is `RateLimit-Reset` while
+ * requests are left; with none left, when the next one goes through (on a refusal, `Retry-After`,
+ * which the draft says must not come before `t`), so a generic client waits no longer than needed.
  */
 export function rateLimitHeaders(bucket: BucketName, reading: BucketReading): Record<string, string> {
-  const t = reading.retryAfterSeconds ?? reading.resetSeconds;
+  const t = reading.nextRequestSeconds ?? reading.resetSeconds;
   return {
     'RateLimit-Limit': String(reading.limit),
     'RateLimit-Remaining': String(reading.remaining),
@@ -40,12 +41,12 @@ export function rateLimitHeaders(bucket: BucketName, reading: BucketReading): Re
 
 /** The reading of a token taken (or refused) from a bucket. */
 export function readingOf(decision: RateDecision): BucketReading {
-  return {
-    limit: decision.limit,
-    remaining: decision.remaining,
-    resetSeconds: decision.resetSeconds,
-    retryAfterSeconds: decision.allowed ? null : decision.retryAfterSeconds,
-  };
+  const { limit, remaining, resetSeconds } = decision;
+  let nextRequestSeconds: number | null = null;
+  if (!decision.allowed) nextRequestSeconds = decision.retryAfterSeconds;
+  // The last token taken: less than one is left, and one token refills in 60/limit seconds.
+  else if (remaining === 0) nextRequestSeconds = Math.min(resetSeconds, Math.ceil(WINDOW_SECONDS / limit));
+  return { limit, remaining, resetSeconds, nextRequestSeconds };
 }
 
 /** The rate-limit headers of a bucket read. */
@@ -59,5 +60,5 @@ export function setRateLimitHeaders(reply: FastifyReply, bucket: BucketName, dec
  */
 export function setUnreadableBucketHeaders(reply: FastifyReply, bucket: BucketName, limit: number): void {
   const seconds = ERROR_CATALOGUE.service_unavailable.defaultRetryAfterSeconds;
-  reply.headers(rateLimitHeaders(bucket, { limit, remaining: 0, resetSeconds: seconds, retryAfterSeconds: seconds }));
+  reply.headers(rateLimitHeaders(bucket, { limit, remaining: 0, resetSeconds: seconds, nextRequestSeconds: seconds }));
 }
