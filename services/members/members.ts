@@ -395,6 +395,16 @@ export class Members {
     return rows.map((r) => ({ ...r, recorded_at: iso(r.recorded_at)! }));
   }
 
+  /** The operation of each charged call among `requestIds` (grants have none). */
+  async operationsOf(workspaceId: string, requestIds: readonly string[]): Promise<Map<string, string>> {
+    if (requestIds.length === 0) return new Map();
+    const { rows } = await this.store.sql.query<{ request_id: string; operation: string }>(
+      'SELECT request_id, operation FROM charges WHERE workspace_id = $1 AND request_id = ANY($2::text[])',
+      [workspaceId, [...new Set(requestIds)]],
+    );
+    return new Map(rows.map((r) => [r.request_id, r.operation]));
+  }
+
   /** Ledger lines recorded in [from, to), oldest first, for the CSV download. */
   async ledgerBetween(workspaceId: string, from: Date, to: Date) {
     await this.requireWorkspace(workspaceId);
