@@ -108,8 +108,9 @@ describe.runIf(available)('the workspace console in Chromium', { timeout: 60_000
 
   async function lookup(key: string, path: string, body: unknown) {
     const res = await fetch(base + path, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
-    const answer = (await res.json()) as { meta: { credits_charged: number } };
-    return { status: res.status, requestId: res.headers.get('x-request-id')!, charged: answer.meta.credits_charged };
+    const answer = (await res.json()) as { meta?: { credits_charged: number } };
+    // An error answer carries no meta: a failed call is refunded in the same answer, so it costs nothing.
+    return { status: res.status, requestId: res.headers.get('x-request-id')!, charged: answer.meta?.credits_charged ?? 0 };
   }
 
   async function newPage(viewport = { width: 1280, height: 800 }): Promise<Page> {
@@ -199,13 +200,15 @@ describe.runIf(available)('the workspace console in Chromium', { timeout: 60_000
     expect(JSON.stringify(await inPage(owner, 'GET', '/console/v1/keys'))).not.toContain(key.slice(12));
     expect(await text(owner, '#keys-table tbody tr td.last-used')).toBe('—');
 
-    // Lookups with it over HTTP: two operations, one definitive not-found (an error code, charged).
+    // Lookups with it over HTTP: two operations, one definitive not-found (an answer, charged) and
+    // one the source failed (an error, refunded: the sandbox's parse-error trigger).
     const calls = [
       await lookup(key, '/v1/company', { url: 'https://www.linkedin.com/company/acme-robotics' }),
       await lookup(key, '/v1/company', { url: 'https://www.linkedin.com/company/acme-robotics' }),
       await lookup(key, '/v1/domain', { domain: 'no-company-here.com' }),
+      await lookup(key, '/v1/domain', { domain: 'sandbox-parse-error.com' }),
     ];
-    expect(calls.map((c) => c.status)).toEqual([200, 200, 404]);
+    expect(calls.map((c) => c.status)).toEqual([200, 200, 404, 502]);
     const charged = calls.reduce((s, c) => s + c.charged, 0);
     expect(charged).toBeGreaterThan(0);
     const usageRows = await waitForUsage(workspaceA, calls.length);
@@ -219,27 +222,73 @@ describe.runIf(available)('the workspace console in Chromium', { timeout: 60_000
     expect(await text(owner, '#balance')).toBe(String(adminWorkspace.balance));
     expect(await text(owner, '#spent-today')).toBe(String(charged));
     expect(await text(owner, '#spent-month')).toBe(String(charged));
-    expect(await owner.locator('#errors-table tbody').textContent()).toContain(calls[2]!.requestId);
+    // Errors by the one definition, shown on the page: the failed call, not the not-found.
+    const errors = (await owner.locator('#errors-table tbody').textContent())!;
+    expect(errors).toContain(calls[3]!.requestId);
+    expect(errors).not.toContain(calls[2]!.requestId);
+    expect(await owner.locator('#errors-table tbody .key').first().textContent()).toBe('production');
+    expect(await owner.locator('#errors-table tbody .key').first().getAttribute('title')).toBe(keyId);
+    expect(await text(owner, '.definition')).toContain('A not-found is an answer, not an error');
+    // The chart: a series per operation, dated axes with titles, the last 30 UTC days by default.
     expect(await owner.locator('#legend li').allTextContents()).toEqual(['company', 'domain']);
-    expect(await owner.locator('#chart svg rect').count()).toBe(2);
+    const axes = await chartAxes(owner);
+    expect(axes.x.title).toBe('Day (UTC)');
+    expect(axes.y.title).toBe('Credits');
+    expect(axes.x.ticks.length).toBeGreaterThan(3);
+    expect(axes.x.ticks.at(-1)).toBe(new Intl.DateTimeFormat('en-US', { month: 'short', day: 'numeric', timeZone: 'UTC' }).format(new Date()));
+    expect(axes.y.ticks.length).toBeGreaterThan(2);
+    expect(await text(owner, '#chart-range')).toMatch(/^\d{4}-\d\d-\d\d to \d{4}-\d\d-\d\d \(UTC days, \d{4}-\d\d-\d\d excluded\)$/);
     await owner.getByRole('button', { name: 'Calls' }).click();
-    expect(await owner.locator('#chart svg').getAttribute('aria-label')).toContain('3 in all');
+    expect(await owner.locator('#chart canvas').getAttribute('aria-label')).toContain('4 calls in all');
+    expect((await chartAxes(owner)).y.title).toBe('Calls');
+    await owner.getByRole('button', { name: 'Per key' }).click();
+    expect(await owner.locator('#legend li').allTextContents()).toEqual(['production']);
     await owner.getByRole('button', { name: 'Credits' }).click();
+    await owner.getByRole('button', { name: 'Per operation' }).click();
+    // A period of 7 days at a click, in the address.
+    await owner.getByRole('button', { name: '7 days' }).click();
+    await owner.waitForURL(/from=/);
+    await owner.waitForFunction(() => (globalThis as any).document.body.dataset.ready === 'true');
+    expect((await chartAxes(owner)).x.ticks.length).toBeGreaterThan(1);
+    expect(await owner.getByRole('button', { name: '7 days' }).getAttribute('aria-pressed')).toBe('true');
+    await owner.getByRole('button', { name: '30 days' }).click();
+    await owner.waitForFunction(() => (globalThis as any).document.body.dataset.ready === 'true' && (globalThis as any).location.search.includes('from='));
+    await owner.waitForFunction(() => (globalThis as any).document.querySelector('[data-days="30"]')?.getAttribute('aria-pressed') === 'true');
     await owner.screenshot({ path: screenshotPath() });
+    // A series clicked on the overview opens Usage filtered to it.
+    await owner.locator('#legend button', { hasText: 'domain' }).click();
+    await owner.waitForURL(/\/console\/usage\?operation=domain/);
+    await owner.waitForFunction(() => (globalThis as any).document.body.dataset.ready === 'true');
+    expect(await text(owner, '#usage-table tfoot .total-calls')).toBe('2');
+    expect(await text(owner, '#usage-table tfoot .total-errors')).toBe('1');
 
     // Usage, filtered per key through the form.
     await open(owner, '/console/usage');
-    await owner.getByLabel('Key').selectOption(keyId);
+    await owner.getByLabel('Key', { exact: true }).selectOption(keyId);
     await owner.getByRole('button', { name: 'Apply' }).click();
     await owner.waitForURL(/key_id=/);
     await owner.waitForFunction(() => (globalThis as any).document.body.dataset.ready === 'true');
-    expect(await text(owner, '#usage-table tfoot .total-calls')).toBe('3');
+    expect(await text(owner, '#usage-table tfoot .total-calls')).toBe('4');
     expect(Number(await text(owner, '#usage-table tfoot .total-charged')) - Number(await text(owner, '#usage-table tfoot .total-refunded'))).toBe(charged);
-    await owner.getByLabel('Operation').selectOption('domain');
+    await owner.getByLabel('Operation', { exact: true }).selectOption('domain');
     await owner.getByRole('button', { name: 'Apply' }).click();
-    await owner.waitForURL(/operation=domain/);
+    await owner.waitForURL(/key_id=.*operation=domain/);
     await owner.waitForFunction(() => (globalThis as any).document.body.dataset.ready === 'true');
-    expect(await text(owner, '#usage-table tfoot .total-calls')).toBe('1');
+    expect(await text(owner, '#usage-table tfoot .total-calls')).toBe('2');
+    // A series clicked filters the table to it; clicked again, the filter goes.
+    await owner.getByLabel('Operation', { exact: true }).selectOption('');
+    await owner.getByRole('button', { name: 'Apply' }).click();
+    await owner.waitForURL((url) => !url.search.includes('operation='));
+    await owner.waitForFunction(() => (globalThis as any).document.body.dataset.ready === 'true');
+    await owner.locator('#legend button', { hasText: 'company' }).click();
+    await owner.waitForURL(/operation=company/);
+    await owner.waitForFunction(() => (globalThis as any).document.body.dataset.ready === 'true');
+    expect(await text(owner, '#usage-table tfoot .total-calls')).toBe('2');
+    expect(await owner.locator('#legend button', { hasText: 'company' }).getAttribute('aria-pressed')).toBe('true');
+    await owner.locator('#legend button', { hasText: 'company' }).click();
+    await owner.waitForURL((url) => !url.search.includes('operation=company'));
+    await owner.waitForFunction(() => (globalThis as any).document.body.dataset.ready === 'true');
+    expect(await text(owner, '#usage-table tfoot .total-calls')).toBe('4');
 
     // Ledger: every charge with its balance_after, searchable by request id, as CSV.
     await open(owner, '/console/ledger');
@@ -247,6 +296,9 @@ describe.runIf(available)('the workspace console in Chromium', { timeout: 60_000
     expect(await owner.locator('#ledger-table tbody tr').count()).toBe(adminLedger.length);
     const last = adminLedger[adminLedger.length - 1];
     expect(await owner.locator('#ledger-table tbody tr').last().locator('td').last().textContent()).toBe(String(last.balance_after));
+    // Keys by name (id on hover), each charge with its operation.
+    expect(await owner.locator('#ledger-table tbody tr').last().locator('.key').textContent()).toBe('production');
+    expect(await owner.locator('#ledger-table tbody tr').last().locator('td[data-label="Operation"]').textContent()).toBe('domain');
     await owner.getByLabel('Request id').fill(calls[0]!.requestId);
     await owner.getByRole('button', { name: 'Search' }).click();
     await expect.poll(() => owner.locator('#ledger-table tbody tr').count()).toBe(1);
@@ -280,13 +332,13 @@ describe.runIf(available)('the workspace console in Chromium', { timeout: 60_000
     expect(await member.getByRole('link', { name: 'Members' }).count()).toBe(0);
     expect((await inPage(member, 'GET', '/console/v1/members')).status).toBe(403);
     await open(member, `/console/usage?key_id=${keyId}`);
-    expect(await text(member, '#usage-table tfoot .total-calls')).toBe('3');
+    expect(await text(member, '#usage-table tfoot .total-calls')).toBe('4');
     expect((await inPage(member, 'POST', '/console/v1/invitations', { body: { email: 'x@example.com' } })).body.error.code).toBe('forbidden');
 
     // Revoke, with confirmation: the very next call with the key is refused.
     await open(owner, '/console/keys');
     await owner.getByRole('button', { name: 'Revoke production' }).click();
-    await owner.locator('#revoke-confirm').click();
+    await owner.locator('#confirm-button').click();
     await expect.poll(() => owner.locator('#keys-table tbody tr td.revoked').textContent()).not.toBe('no');
     expect((await lookup(key, '/v1/company', { url: 'https://www.linkedin.com/company/acme-robotics' })).status).toBe(401);
 
@@ -516,6 +568,11 @@ describe.runIf(available)('the workspace console in Chromium', { timeout: 60_000
     expect(Number(probe.headers.get('ratelimit-limit'))).toBe(600);
   });
 });
+
+/** What the chart's axes show, as the page records them (titles and tick labels as drawn). */
+async function chartAxes(page: Page): Promise<{ x: { title: string; ticks: string[] }; y: { title: string; ticks: string[] } }> {
+  return JSON.parse((await page.locator('#chart').getAttribute('data-axes'))!);
+}
 
 /** docs/console.png when UPDATE_SCREENSHOTS=1 (commit it), else a throwaway file. */
 function screenshotPath(): string {

@@ -2,7 +2,6 @@ import type { z } from 'zod';
 import type {
   ConsoleKeyCreated,
   ConsoleKeyList,
-  ConsoleKeyRevoked,
   ConsoleLedgerResponse,
   ConsoleUsageResponse,
   InvitationCreatedResponse,
@@ -19,7 +18,6 @@ export type Session = z.infer<typeof SessionResponse>;
 export type Overview = z.infer<typeof OverviewResponse>;
 export type Key = z.infer<typeof ConsoleKeyList>['data'][number];
 export type KeyCreated = z.infer<typeof ConsoleKeyCreated>;
-export type KeyRevoked = z.infer<typeof ConsoleKeyRevoked>;
 export type UsageRow = z.infer<typeof ConsoleUsageResponse>['data'][number];
 export type LedgerPage = z.infer<typeof ConsoleLedgerResponse>;
 export type Statement = z.infer<typeof StatementResponse>;

@@ -32,7 +32,7 @@ const dayLabel = (day: string) => monthDay.format(new Date(`${day}T00:00:00Z`));
 const axesOnElement: Plugin<'bar'> = {
   id: 'axesOnElement',
   afterLayout(chart) {
-    const axis = (id: 'x' | 'y') => ({ title: chart.scales[id]!.options.title.text, ticks: chart.scales[id]!.ticks.map((t) => String(t.label)) });
+    const axis = (id: 'x' | 'y') => ({ title: String((chart.scales[id]!.options as { title?: { text?: unknown } }).title?.text ?? ''), ticks: chart.scales[id]!.ticks.map((t) => String(t.label)) });
     (chart.canvas.parentElement as HTMLElement).dataset.axes = JSON.stringify({ x: axis('x'), y: axis('y') });
   },
 };

@@ -1,3 +1,4 @@
+import { addDays, utcDay } from '../../members/overview';
 import { field } from './dom';
 
 /**
@@ -9,9 +10,7 @@ export interface DayRange {
   to: string;
 }
 
-const DAY_MS = 86_400_000;
-export const utcDay = (d: Date) => d.toISOString().slice(0, 10);
-export const addDays = (day: string, n: number) => utcDay(new Date(Date.parse(`${day}T00:00:00Z`) + n * DAY_MS));
+export { addDays, utcDay };
 export const todayUtc = () => utcDay(new Date());
 const isDay = (s: string | null): s is string => s !== null && /^\d{4}-\d\d-\d\d$/.test(s);
 
@@ -26,8 +25,6 @@ export function daysOf(range: DayRange): string[] {
 }
 
 export const describeRange = (r: DayRange) => `${r.from} to ${r.to} (UTC days, ${r.to} excluded)`;
-
-export const PRESET_DAYS = [7, 30, 90] as const;
 
 /**
  * The period picker of a filter form (pages.ts `rangePicker`): the address's `from`/`to`, else

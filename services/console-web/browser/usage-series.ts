@@ -1,10 +1,11 @@
+import { netCredits } from '../../members/overview';
 import type { Key, UsageRow } from './api';
 import type { Measure, Series, Split } from './chart';
 import { contract } from './contract';
 import { keyLabel } from './keys';
 
-/** What a usage row counts for the measure: credits charged minus refunded, or calls. */
-const valueOf = (r: UsageRow, measure: Measure) => (measure === 'calls' ? Number(r.calls) : Number(r.credits_charged) - Number(r.credits_refunded));
+/** What a usage row counts for the measure: the credits it cost (the overview's own rule), or its calls. */
+const amountOf = (r: UsageRow, measure: Measure) => (measure === 'calls' ? Number(r.calls) : netCredits(r));
 
 
 /** One series per operation (the contract's order) or per key (the workspace's order), a value per day. */
@@ -16,7 +17,7 @@ export function seriesOf(rows: readonly UsageRow[], days: readonly string[], mea
     const at = index.get(r.day);
     if (at === undefined) continue;
     const values = byId.get(id) ?? days.map(() => 0);
-    values[at]! += valueOf(r, measure);
+    values[at]! += amountOf(r, measure);
     byId.set(id, values);
   }
   const order = split === 'operation' ? contract.operations : [...keys.keys()];
