@@ -4,7 +4,7 @@ import type { SqlExecutor } from '../eventstore/sql';
 import { START, type Checkpoint } from '../eventstore/types';
 import { ChainVerifier, isLedgerEvent, type ChainBreak, type StoredLedgerEvent } from '../ledger/ledger-chain';
 import { catchUpToNow } from '../eventstore/subscription';
-import { endedInError, usageProjection } from './usage';
+import { usageProjection } from './usage';
 
 /**
  * The audit: a second, independent reading of the log. Pure evolve functions (sharing no code
@@ -175,7 +175,7 @@ export function usageContribution(e: AuditedEvent): { key: string; add: Replayed
   if (e.type === 'LookupCompleted') {
     const c = dataOf(e, 'LookupCompleted');
     d = c;
-    add = { ...zero, calls: 1, errors: endedInError(c) ? 1 : 0 };
+    add = { ...zero, calls: 1, errors: c.outcome === 'error' ? 1 : 0 };
   } else if (e.type === 'LookupCharged') {
     const c = dataOf(e, 'LookupCharged');
     d = c;
