@@ -14,6 +14,13 @@ export async function usage() {
   for (const k of keys.values()) select.append(el('option', { value: k.id, text: `${keyLabel(keys, k.id)} (${k.prefix}…)`, title: k.id }));
   for (const name of FILTERS) if (params.get(name)) field(form, name).value = params.get(name)!;
   const range = rangePicker(form, params, 30);
+  // The filters go in the address (a reload or a link shows the same), without the empty ones.
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    const asked = new URLSearchParams();
+    for (const [name, value] of new FormData(form)) if (typeof value === 'string' && value !== '') asked.set(name, value);
+    location.assign(`/console/usage?${asked}`);
+  });
   const query = new URLSearchParams({ ...range });
   for (const name of FILTERS) if (field(form, name).value) query.set(name, field(form, name).value);
   const { data } = await api<{ data: UsageRow[] }>('GET', `/console/v1/usage?${query}`);
