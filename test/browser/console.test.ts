@@ -452,6 +452,52 @@ describe.runIf(available)('the workspace console in Chromium', { timeout: 60_000
     expect(await member.evaluate(() => (globalThis as any).document.documentElement.scrollWidth <= (globalThis as any).innerWidth)).toBe(true);
   });
 
+  it('fits every page at 1280×800 and on a 390 px phone: no sideways scroll, tables as cards on the phone, charts with labelled axes', { timeout: 120_000 }, async () => {
+    const pages = ['overview', 'keys', 'usage', 'ledger', 'statement', 'members', 'account'];
+    for (const viewport of [{ width: 1280, height: 800 }, { width: 390, height: 844 }]) {
+      // The owner's session, in a tab of the size.
+      const page = await owner.context().newPage();
+      await page.setViewportSize(viewport);
+      for (const name of ['signin', 'accept', ...pages]) {
+        await open(page, name === 'signin' ? '/console' : name === 'accept' ? '/console/accept?token=unknown' : `/console/${name}`);
+        const fit = await page.evaluate(() => {
+          const doc = (globalThis as any).document;
+          const boxes = [...doc.querySelectorAll('.table-wrap')].map((b: any) => ({ scroll: b.scrollWidth, client: b.clientWidth }));
+          return { scroll: doc.documentElement.scrollWidth, width: (globalThis as any).innerWidth, boxes, ready: doc.body.dataset.ready };
+        });
+        const where = `${name} at ${viewport.width} px`;
+        expect(fit.ready, where).toBe('true');
+        expect(fit.scroll, where).toBeLessThanOrEqual(fit.width);
+        // No table hides columns behind a scroll of its own either.
+        for (const box of fit.boxes) expect(box.scroll, where).toBeLessThanOrEqual(box.client);
+        // A scroll box is reachable with the keyboard.
+        for (const tabindex of await page.locator('.table-wrap').evaluateAll((bs) => bs.map((b) => (b as any).getAttribute('tabindex')))) expect(tabindex, where).toBe('0');
+        if (viewport.width === 390 && (await page.locator('table').count()) > 0) {
+          // On the phone a table is a list of cards: no header row, each value labelled.
+          expect(await page.locator('table thead').first().isVisible(), where).toBe(false);
+          const row = page.locator('table tbody tr:not(.empty)').first();
+          if ((await row.count()) > 0) expect(await row.locator('td').first().getAttribute('data-label'), where).toBeTruthy();
+        }
+        if (name === 'overview' || name === 'usage') {
+          const axes = await chartAxes(page);
+          expect(axes.x.title, where).toBe('Day (UTC)');
+          expect(axes.y.title, where).toBe('Credits');
+          expect(axes.x.ticks.length, where).toBeGreaterThan(1);
+          expect(axes.y.ticks.length, where).toBeGreaterThan(1);
+        }
+        if (name === 'keys' && viewport.width === 390) {
+          // The actions stay within reach on the phone.
+          const revoke = page.getByRole('button', { name: /^Revoke / }).first();
+          if ((await revoke.count()) > 0) {
+            const box = (await revoke.boundingBox())!;
+            expect(box.x + box.width, where).toBeLessThanOrEqual(viewport.width);
+          }
+        }
+      }
+      await page.close();
+    }
+  });
+
   it('refuses a state change without the session CSRF token, or from another origin', async () => {
     const before = (await inPage(owner, 'GET', '/console/v1/keys')).body.data.length;
     const noToken = await inPage(owner, 'POST', '/console/v1/keys', { body: { name: 'csrf' }, csrf: false });

@@ -36,18 +36,24 @@ export const cell = (content: string | number | null | undefined | Node, cls?: s
  * stylesheet shows rows as cards, each value under its label.
  */
 export function fillBody(table: HTMLTableElement, rows: HTMLTableRowElement[], empty: string) {
-  const headings = [...table.querySelectorAll('thead th')].map((th) => th.textContent ?? '');
+  const headings = headingsOf(table);
   for (const row of rows) labelCells(row, headings);
   const body = $('tbody', table);
   body.replaceChildren(...rows);
   if (rows.length === 0) body.append(el('tr', { class: 'empty' }, el('td', { colspan: String(headings.length), text: empty, class: 'empty' })));
 }
 
+/** Each cell of a row (a total row too, whose first cell may span columns) gets its column's heading. */
 export function labelCells(row: HTMLTableRowElement, headings: string[]) {
-  [...row.children].forEach((c, i) => {
-    if (headings[i] && !c.hasAttribute('data-label')) c.setAttribute('data-label', headings[i]);
-  });
+  let column = 0;
+  for (const c of row.children) {
+    const heading = headings[column];
+    if (heading && c.tagName === 'TD' && !c.hasAttribute('data-label')) c.setAttribute('data-label', heading);
+    column += Number(c.getAttribute('colspan') ?? 1);
+  }
 }
+
+export const headingsOf = (table: HTMLTableElement) => [...table.querySelectorAll('thead th')].map((th) => th.textContent ?? '');
 
 export function showError(err: unknown) {
   const box = document.getElementById('error');

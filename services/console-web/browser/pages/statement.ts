@@ -1,5 +1,5 @@
 import { api, type Statement } from '../api';
-import { $, cell, el, field, fillBody, fmt, guarded } from '../dom';
+import { $, cell, el, field, fillBody, fmt, guarded, headingsOf, labelCells } from '../dom';
 import { type DayRange, todayUtc, utcDay } from '../dates';
 
 /** A calendar month of UTC days, half-open: its first day to the next month's first day. */
@@ -50,9 +50,9 @@ export async function statement() {
       s.by_operation.map((o) => el('tr', {}, cell(o.operation), cell(fmt(o.calls), 'num'), cell(fmt(o.charged), 'num'), cell(fmt(o.refunded), 'num'))),
       'No calls charged in this period.',
     );
-    $('#statement-table tfoot').replaceChildren(
-      el('tr', {}, el('th', { scope: 'row', text: 'Total' }), cell(fmt(s.calls), 'num'), cell(fmt(s.charged), 'num'), cell(fmt(s.refunded), 'num')),
-    );
+    const total = el('tr', {}, el('th', { scope: 'row', text: 'Total' }), cell(fmt(s.calls), 'num'), cell(fmt(s.charged), 'num'), cell(fmt(s.refunded), 'num'));
+    labelCells(total, headingsOf($<HTMLTableElement>('#statement-table')));
+    $('#statement-table tfoot').replaceChildren(total);
     $('#entries').textContent =
       s.entries === 0 ? 'No ledger entries in this period.' : `${fmt(s.entries)} ledger ${s.entries === 1 ? 'entry' : 'entries'}, log positions ${s.first_position} to ${s.last_position}.`;
     query.set('format', 'csv');

@@ -1,5 +1,5 @@
 import { api, type UsageRow } from '../api';
-import { $, cell, el, field, fillBody, fmt } from '../dom';
+import { $, cell, el, field, fillBody, fmt, headingsOf, labelCells } from '../dom';
 import { describeRange, rangePicker } from '../dates';
 import { keyLabel, keyName, loadKeys } from '../keys';
 import { mountUsageChart } from '../usage-chart';
@@ -67,5 +67,6 @@ export async function usage() {
     cell(fmt(sum('credits_refunded')), 'num total-refunded'),
     cell(fmt(sum('errors')), 'num total-errors'),
   );
+  labelCells(total, headingsOf($<HTMLTableElement>('#usage-table')));
   $('#usage-table tfoot').replaceChildren(total);
 }
