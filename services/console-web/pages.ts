@@ -12,7 +12,7 @@ import { ERRORS_MEANING } from '../../contracts/http';
 /** The operations of the contract, in its order: the usage filter lists them and the script colours them by position. */
 const OPERATIONS = Operation.options;
 
-export const CONSOLE_PAGES = ['signin', 'accept', 'overview', 'keys', 'usage', 'ledger', 'statement', 'members', 'account'] as const;
+export const CONSOLE_PAGES = ['signin', 'accept', 'overview', 'keys', 'usage', 'ledger', 'request', 'statement', 'members', 'account'] as const;
 export type ConsolePage = (typeof CONSOLE_PAGES)[number];
 
 const TITLES: Record<ConsolePage, string> = {
@@ -22,6 +22,7 @@ const TITLES: Record<ConsolePage, string> = {
   keys: 'API keys',
   usage: 'Usage',
   ledger: 'Ledger',
+  request: 'Request',
   statement: 'Statement',
   members: 'Members',
   account: 'Account',
@@ -104,6 +105,12 @@ const CONFIRM_DIALOG = `<dialog id="confirm-dialog" aria-labelledby="confirm-tit
   </form>
 </dialog>`;
 
+/** Searching a request id opens its story. */
+const requestSearch = `<form id="request-search" class="card inline" role="search" action="/console/request">
+  <label>Request id <input type="search" name="id" placeholder="req_…" spellcheck="false" required></label>
+  <button type="submit">Search</button>
+</form>`;
+
 const errorsDefinition = `<p class="hint definition"><dfn>Errors</dfn>: ${ERRORS_MEANING}</p>`;
 
 const BODIES: Record<ConsolePage, string> = {
@@ -179,10 +186,7 @@ ${usageChart('Usage per day', 'Click a series to show only its rows; click it ag
   ${scrollBox('Usage per day, key and operation', '<table id="usage-table"><thead><tr><th scope="col">Day (UTC)</th><th scope="col">Key</th><th scope="col">Operation</th><th scope="col" class="num">Calls</th><th scope="col" class="num">Charged</th><th scope="col" class="num">Refunded</th><th scope="col" class="num">Errors</th></tr></thead><tbody></tbody><tfoot></tfoot></table>')}
 </section>`,
 
-  ledger: `<form id="ledger-search" class="card inline" role="search">
-  <label>Request id <input type="search" name="request_id" placeholder="req_…"></label>
-  <button type="submit">Search</button>
-</form>
+  ledger: `${requestSearch}
 <section class="card">
   ${scrollBox('Ledger entries', '<table id="ledger-table"><thead><tr><th scope="col" class="num">Position</th><th scope="col">When (UTC)</th><th scope="col">Type</th><th scope="col">Operation</th><th scope="col">Request</th><th scope="col">Key</th><th scope="col" class="num">Credits</th><th scope="col" class="num">Balance after</th></tr></thead><tbody></tbody></table>')}
   <div class="actions"><button type="button" id="ledger-first" class="secondary">First page</button> <button type="button" id="ledger-next">Next page</button></div>
@@ -192,6 +196,31 @@ ${usageChart('Usage per day', 'Click a series to show only its rows; click it ag
   ${dayInputs}
   <button type="submit">Download</button>
 </form>`,
+
+  request: `${requestSearch}
+<section id="story" class="card" aria-labelledby="story-title" hidden>
+  <h2 id="story-title">The call</h2>
+  <dl class="facts">
+    <div><dt>Request id</dt><dd id="story-request" class="mono"></dd></div>
+    <div><dt>Operation</dt><dd id="story-operation"></dd></div>
+    <div><dt>Key</dt><dd id="story-key"></dd></div>
+    <div><dt>Ended (UTC)</dt><dd id="story-time"></dd></div>
+    <div><dt>Status</dt><dd id="story-status"></dd></div>
+    <div><dt>Cache</dt><dd id="story-cache"></dd></div>
+    <div><dt>Charged</dt><dd id="story-charged"></dd></div>
+    <div><dt>Refunded</dt><dd id="story-refund"></dd></div>
+    <div><dt>Profile content hash</dt><dd id="story-hash" class="mono"></dd></div>
+  </dl>
+  ${errorsDefinition}
+</section>
+<section class="card" aria-labelledby="story-ledger-title" data-story hidden>
+  <h2 id="story-ledger-title">Its ledger entries</h2>
+  ${scrollBox('Its ledger entries', '<table id="story-ledger"><thead><tr><th scope="col" class="num">Position</th><th scope="col">When (UTC)</th><th scope="col">Type</th><th scope="col" class="num">Credits</th><th scope="col" class="num">Balance after</th></tr></thead><tbody></tbody></table>')}
+</section>
+<section class="card" aria-labelledby="story-events-title" data-story hidden>
+  <h2 id="story-events-title">The events it appended to the log</h2>
+  ${scrollBox('The events it appended', '<table id="story-events"><thead><tr><th scope="col" class="num">Position</th><th scope="col">When (UTC)</th><th scope="col">Type</th><th scope="col">Stream</th></tr></thead><tbody></tbody></table>')}
+</section>`,
 
   statement: `<form id="statement-period" class="card inline">
   <label>Month <input type="month" name="month"></label>

@@ -209,6 +209,16 @@ function registerConsole(app: FastifyInstance, deps: AppDeps, assets: ConsoleAss
       return { ...page, data: page.data.map((e) => ({ ...e, operation: (e.request_id !== null && operations.get(e.request_id)) || null })) };
     });
 
+    scope.get('/console/v1/requests/:id', { config }, async (req) => {
+      const { member } = await signedIn(req);
+      const requestId = pathId(req);
+      const story = await members.requestStory(member.workspaceId, requestId);
+      if (!story) throw new ApiError('not_found', { message: 'No call of this workspace has this request id.' });
+      const ledger = await deps.ledger.ledgerEntries(member.workspaceId, { requestId, limit: 50 });
+      const operation = story.call?.operation ?? null;
+      return { request_id: requestId, ...story, ledger: ledger.data.map((e) => ({ ...e, operation })) };
+    });
+
     scope.get('/console/v1/ledger.csv', { config }, async (req, reply) => {
       const { member } = await signedIn(req);
       const q = query(req, ConsoleLedgerCsvQuery);

@@ -8,6 +8,7 @@ import { loadCommonPasswords } from './common-passwords';
 import { consolePasswordChecks } from '../metrics/metrics';
 import { HashingBusyError, HashingQueue } from './hashing';
 import { decoyHash, hashPassword, verifyPassword } from './passwords';
+import { type RequestStory, requestStoryOf } from './request-story';
 import {
   actorName,
   decideAccept,
@@ -393,6 +394,16 @@ export class Members {
       [workspaceId, limit],
     );
     return rows.map((r) => ({ ...r, recorded_at: iso(r.recorded_at)! }));
+  }
+
+  /** The story of one call of the workspace, from the events it appended; null when it is not one of the workspace's. */
+  async requestStory(workspaceId: string, requestId: string): Promise<RequestStory | null> {
+    // By the log's index on the metadata's request id (migration 001).
+    const { rows } = await this.store.sql.query<{ position: number | string; stream: string; type: string; data: Record<string, unknown>; recorded_at: Date }>(
+      `SELECT position, stream, type, data, recorded_at FROM events WHERE metadata->>'request_id' = $1 ORDER BY position LIMIT 100`,
+      [requestId],
+    );
+    return requestStoryOf(rows.map((r) => ({ position: Number(r.position), stream: r.stream, type: r.type, data: r.data, recordedAt: iso(r.recorded_at)! })), workspaceId);
   }
 
   /** The operation of each charged call among `requestIds` (grants have none). */

@@ -175,6 +175,7 @@ describe.runIf(available)('the workspace console in Chromium', { timeout: 60_000
   let key: string;
   let ownerLink: string;
   let memberEmail: string;
+  let storyRequestId: string;
 
   it('from the invitation to a revoked key and a dead session', { timeout: 120_000 }, async () => {
     workspaceA = (await admin('POST', '/admin/v1/workspaces', { name: 'Acme analytics', credits: 100 })).id;
@@ -301,16 +302,38 @@ describe.runIf(available)('the workspace console in Chromium', { timeout: 60_000
     // Keys by name (id on hover), each charge with its operation.
     expect(await owner.locator('#ledger-table tbody tr').last().locator('.key').textContent()).toBe('production');
     expect(await owner.locator('#ledger-table tbody tr').last().locator('td[data-label="Operation"]').textContent()).toBe('domain');
-    await owner.getByLabel('Request id').fill(calls[0]!.requestId);
-    await owner.getByRole('button', { name: 'Search' }).click();
-    await expect.poll(() => owner.locator('#ledger-table tbody tr').count()).toBe(1);
-    expect(await owner.locator('#ledger-table tbody').textContent()).toContain(calls[0]!.requestId);
     const [download] = await Promise.all([owner.waitForEvent('download'), owner.getByRole('button', { name: 'Download' }).click()]);
     const csvPath = join(dataDir, 'ledger.csv');
     await download.saveAs(csvPath);
     const csv = (await import('node:fs')).readFileSync(csvPath, 'utf8').trim().split('\r\n');
     expect(csv[0]).toBe('position,recorded_at,type,request_id,key_id,credits,balance_after');
     expect(csv.length - 1).toBe(adminLedger.length);
+
+    storyRequestId = calls[3]!.requestId;
+    // A request's whole story, by searching its id: the failed call, charged then refunded.
+    await owner.getByLabel('Request id').fill(calls[3]!.requestId);
+    await owner.getByRole('button', { name: 'Search' }).click();
+    await owner.waitForURL(/\/console\/request\?id=/);
+    await owner.waitForFunction(() => (globalThis as any).document.body.dataset.ready === 'true');
+    expect(await owner.locator('#story').getAttribute('data-request-id')).toBe(calls[3]!.requestId);
+    expect(await text(owner, '#story-operation')).toBe('domain');
+    expect(await text(owner, '#story-key')).toBe('production');
+    expect(await text(owner, '#story-status')).toBe('502 parse_error (an error)');
+    expect(await text(owner, '#story-refund')).toMatch(/^4 credits \(parse_error\), \d{4}-/);
+    expect(await owner.locator('#story-ledger tbody tr').evaluateAll((trs) => trs.map((tr) => (tr as any).children[2].textContent))).toEqual(['LookupCharged', 'LookupRefunded']);
+    const storyEvents = await owner.locator('#story-events tbody tr').evaluateAll((trs) => trs.map((tr) => (tr as any).children[2].textContent));
+    expect(storyEvents).toEqual(expect.arrayContaining(['LookupCharged', 'LookupCompleted', 'LookupRefunded']));
+    // From the ledger, a found call's story carries the profile's content hash.
+    await open(owner, '/console/ledger');
+    await owner.getByRole('link', { name: calls[0]!.requestId }).click();
+    await owner.waitForURL(/\/console\/request\?id=/);
+    await owner.waitForFunction(() => (globalThis as any).document.body.dataset.ready === 'true');
+    expect(await text(owner, '#story-status')).toBe('200 (found)');
+    expect(await text(owner, '#story-hash')).toMatch(/^sha256:[0-9a-f]+$/);
+    expect(await text(owner, '#story-refund')).toBe('no');
+    // Another workspace's (or no) request id: not found, said so.
+    await open(owner, '/console/request?id=req_01ZZZZZZZZZZZZZZZZZZZZZZZZ');
+    expect(await text(owner, '#error')).toContain('No call of this workspace');
 
     // Last use shows on the keys page.
     await open(owner, '/console/keys');
@@ -453,7 +476,7 @@ describe.runIf(available)('the workspace console in Chromium', { timeout: 60_000
   });
 
   it('fits every page at 1280×800 and on a 390 px phone: no sideways scroll, tables as cards on the phone, charts with labelled axes', { timeout: 120_000 }, async () => {
-    const pages = ['overview', 'keys', 'usage', 'ledger', 'statement', 'members', 'account'];
+    const pages = ['overview', 'keys', 'usage', 'ledger', 'statement', 'members', 'account', `request?id=${storyRequestId}`];
     for (const viewport of [{ width: 1280, height: 800 }, { width: 390, height: 844 }]) {
       // The owner's session, in a tab of the size.
       const page = await owner.context().newPage();
@@ -568,7 +591,13 @@ describe.runIf(available)('the workspace console in Chromium', { timeout: 60_000
     expect(JSON.stringify((await inPage(owner, 'GET', '/console/v1/keys')).body)).not.toContain(bKey.id);
     expect((await inPage(owner, 'GET', '/console/v1/overview')).body.balance).not.toBe(50);
     // B's key still works and B's member is still there, still an owner.
-    expect((await lookup(bKey.key, '/v1/company', { url: 'https://www.linkedin.com/company/acme-robotics' })).status).toBe(200);
+    const bCall = await lookup(bKey.key, '/v1/company', { url: 'https://www.linkedin.com/company/acme-robotics' });
+    expect(bCall.status).toBe(200);
+    // B's call has a story for B, none for A.
+    expect((await inPage(bOwner, 'GET', `/console/v1/requests/${bCall.requestId}`)).body.call.operation).toBe('company');
+    const foreignStory = await inPage(owner, 'GET', `/console/v1/requests/${bCall.requestId}`);
+    expect(foreignStory.status).toBe(404);
+    expect(JSON.stringify(foreignStory.body)).not.toContain(workspaceB);
     expect((await inPage(bOwner, 'GET', '/console/v1/session')).body.member.role).toBe('owner');
   });
 

@@ -3,6 +3,7 @@ import type {
   ConsoleKeyCreated,
   ConsoleKeyList,
   ConsoleLedgerResponse,
+  ConsoleRequestStory,
   ConsoleUsageResponse,
   InvitationCreatedResponse,
   InvitationPreview,
@@ -20,6 +21,7 @@ export type Key = z.infer<typeof ConsoleKeyList>['data'][number];
 export type KeyCreated = z.infer<typeof ConsoleKeyCreated>;
 export type UsageRow = z.infer<typeof ConsoleUsageResponse>['data'][number];
 export type LedgerPage = z.infer<typeof ConsoleLedgerResponse>;
+export type RequestStory = z.infer<typeof ConsoleRequestStory>;
 export type Statement = z.infer<typeof StatementResponse>;
 export type Members = z.infer<typeof MembersResponse>;
 export type InvitationCreated = z.infer<typeof InvitationCreatedResponse>;

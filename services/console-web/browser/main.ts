@@ -8,11 +8,12 @@ import { keys } from './pages/keys';
 import { ledger } from './pages/ledger';
 import { members } from './pages/members';
 import { overview } from './pages/overview';
+import { request } from './pages/request';
 import { account, accept, loadSession, signin } from './pages/session';
 import { statement } from './pages/statement';
 import { usage } from './pages/usage';
 
-const PAGES: Record<string, (session: Session) => Promise<void>> = { overview, keys, usage, ledger, statement, members, account };
+const PAGES: Record<string, (session: Session) => Promise<void>> = { overview, keys, usage, ledger, request, statement, members, account };
 const OPEN_PAGES: Record<string, () => Promise<void>> = { signin, accept };
 
 async function start() {

@@ -2,18 +2,16 @@ import { api, type LedgerPage } from '../api';
 import { $, cell, el, field, fillBody, fmt, guarded, when } from '../dom';
 import { addDays, todayUtc } from '../dates';
 import { keyName, loadKeys } from '../keys';
+import { requestLink } from './request';
 
 export async function ledger() {
   const table = $<HTMLTableElement>('#ledger-table');
-  const search = $<HTMLFormElement>('#ledger-search');
   const keys = await loadKeys();
   let after = 0;
   let next: number | null = null;
   const render = async () => {
     const query = new URLSearchParams({ limit: '50' });
     if (after) query.set('after', String(after));
-    const requestId = field(search, 'request_id').value.trim();
-    if (requestId) query.set('request_id', requestId);
     const page = await api<LedgerPage>('GET', `/console/v1/ledger?${query}`);
     next = page.next;
     $<HTMLButtonElement>('#ledger-next').disabled = next === null;
@@ -27,7 +25,7 @@ export async function ledger() {
           cell(when(e.recorded_at)),
           cell(e.type),
           cell(e.operation),
-          cell(e.request_id, 'mono'),
+          cell(requestLink(e.request_id)),
           cell(keyName(keys, e.key_id)),
           cell(e.credits > 0 ? `+${fmt(e.credits)}` : fmt(e.credits), 'num'),
           cell(fmt(e.balance_after), 'num'),
@@ -36,14 +34,6 @@ export async function ledger() {
       'No entries.',
     );
   };
-  search.addEventListener(
-    'submit',
-    guarded(async (event: Event) => {
-      event.preventDefault();
-      after = 0;
-      await render();
-    }),
-  );
   $('#ledger-next').addEventListener(
     'click',
     guarded(async () => {

@@ -3,6 +3,7 @@ import { $, cell, el, fillBody, fmt, when } from '../dom';
 import { describeRange, rangePicker } from '../dates';
 import { keyName, loadKeys } from '../keys';
 import { mountUsageChart } from '../usage-chart';
+import { requestLink } from './request';
 
 export async function overview() {
   const form = $<HTMLFormElement>('#chart-period');
@@ -27,7 +28,7 @@ export async function overview() {
   fillBody(
     $<HTMLTableElement>('#errors-table'),
     data.recent_errors.map((e) =>
-      el('tr', {}, cell(when(e.recorded_at)), cell(e.request_id, 'mono'), cell(keyName(keys, e.key_id)), cell(e.operation), cell(e.error_code)),
+      el('tr', {}, cell(when(e.recorded_at)), cell(requestLink(e.request_id)), cell(keyName(keys, e.key_id)), cell(e.operation), cell(e.error_code)),
     ),
     'No errors.',
   );
