@@ -348,6 +348,12 @@ describe.runIf(available)('the workspace console in Chromium', { timeout: 60_000
     await owner.locator('#invite-link:not([hidden])').waitFor();
     const memberLink = await text(owner, '#invite-link-value');
     expect(await owner.locator('#invitations-table tbody').textContent()).toContain(memberEmail);
+    // Every confirmation is the one dialog: cancelling an invitation asks first, and Cancel keeps it.
+    await owner.getByRole('button', { name: `Cancel the invitation of ${memberEmail}` }).click();
+    expect(await text(owner, '#confirm-title')).toBe('Cancel this invitation?');
+    await owner.locator('#confirm-dialog').getByRole('button', { name: 'Cancel', exact: true }).click();
+    expect(await owner.locator('#confirm-dialog').isVisible()).toBe(false);
+    expect(await owner.locator('#invitations-table tbody').textContent()).toContain(memberEmail);
     member = await newPage({ width: 390, height: 844 });
     await acceptInvitation(member, memberLink, PASSWORD_MEMBER);
     expect(await text(member, '#balance')).toBe(String(adminWorkspace.balance));
@@ -355,6 +361,11 @@ describe.runIf(available)('the workspace console in Chromium', { timeout: 60_000
     // Readable on a phone: nothing wider than the screen but the tables' own scrolling boxes.
     expect(await member.evaluate(() => (globalThis as any).document.documentElement.scrollWidth <= (globalThis as any).innerWidth)).toBe(true);
     expect(await member.getByRole('link', { name: 'Members' }).count()).toBe(0);
+    // Opened anyway, Members says it is the owners' page instead of offering forms that would fail.
+    await open(member, '/console/members');
+    expect(await member.locator('#owners-only').isVisible()).toBe(true);
+    expect(await member.locator('#invite-form').isVisible()).toBe(false);
+    expect(await member.locator('#error').isVisible()).toBe(false);
     expect((await inPage(member, 'GET', '/console/v1/members')).status).toBe(403);
     await open(member, `/console/usage?key_id=${keyId}`);
     expect(await text(member, '#usage-table tfoot .total-calls')).toBe('4');
