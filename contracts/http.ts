@@ -565,6 +565,10 @@ export const UsageQuery = z.strictObject({
 /** The operation of usage, overview and statement rows: typed as a string there, its values named in words. */
 export const OperationName = z.string().meta({ description: `The operation: ${Operation.options.map((o) => `\`${o}\``).join(', ')}.` });
 
+/** What "errors" means wherever calls are counted or listed (usage, the console): one definition. */
+export const ERRORS_MEANING =
+  'An error is a call that ran and failed: the source timed out or failed, or the service did (its credits are refunded). A not-found is an answer, not an error; a call refused before it ran (400, 401, 402, 429) is neither.';
+
 export const UsageRow = z.strictObject({
   day: isoDate().meta({ description: 'The UTC day (`YYYY-MM-DD`).' }),
   key_id: z.string().nullable().meta({ description: 'The key that made the calls.' }),
@@ -572,7 +576,7 @@ export const UsageRow = z.strictObject({
   calls: nonNegativeInt().meta({ description: 'Calls run that day, whatever they ended in (a call refused before running, e.g. 400 or 402, is not counted).' }),
   credits_charged: nonNegativeInt().meta({ description: 'Credits charged that day.' }),
   credits_refunded: nonNegativeInt().meta({ description: 'Credits refunded that day.' }),
-  errors: nonNegativeInt().meta({ description: 'Of those calls, the ones that ended in an error (a not-found is not one).' }),
+  errors: nonNegativeInt().meta({ description: `Of those calls, the ones that ended in an error. ${ERRORS_MEANING}` }),
 });
 
 export const UsageResponse = z.strictObject({ data: z.array(UsageRow) });

@@ -33,7 +33,7 @@ async function fetched(path: string, body: object) {
 
 /** The ledger lines and the LookupCompleted of one request. */
 async function recorded(workspaceId: string, requestId: string) {
-  const entries = (await t.ledger.ledgerEntries(workspaceId, { requestId, limit: 10 })).data as { type: string; credits: number }[];
+  const entries = (await t.readModels.ledgerEntries(workspaceId, { requestId, limit: 10 })).data as { type: string; credits: number }[];
   const { rows } = await t.store.sql.query<{ data: Record<string, unknown> }>(`SELECT data FROM events WHERE type = 'LookupCompleted' AND data->>'request_id' = $1`, [requestId]);
   return { ledger: entries.map((e) => [e.type, e.credits]), completed: rows.map((r) => r.data) };
 }

@@ -160,3 +160,13 @@ function expectEnvelope(answer: Answer) {
     throw new Error(`not an error envelope with its request id: ${answer.statusCode} ${answer.body}`);
   }
 }
+
+/** A member of `workspaceId` with `role`, signed in to the console through an invitation: their session cookie. */
+export async function signedInMember(t: RouteApp, workspaceId: string, email: string, role: 'owner' | 'member'): Promise<{ cookie: string }> {
+  const invitation = await t.call('POST', `/admin/v1/workspaces/${workspaceId}/invitations`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` }, body: { email, role } });
+  if (invitation.statusCode !== 201) throw new Error(`invitation: ${invitation.statusCode} ${invitation.body}`);
+  const token = new URL(invitation.json().link).searchParams.get('token');
+  const accepted = await t.call('POST', '/console/v1/invitations/accept', { body: { token, password: `${role} password 123456` } });
+  if (accepted.statusCode !== 200) throw new Error(`accept: ${accepted.statusCode} ${accepted.body}`);
+  return { cookie: String(accepted.headers['set-cookie']).split(';')[0]! };
+}
