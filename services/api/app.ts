@@ -5,17 +5,17 @@ import { newRequestId } from '../common/ids';
 import type { Config } from '../config/config';
 import { LimiterUnavailableError } from '../limits/limiter-unavailable';
 import { apiKeyBucket, type RateDecision } from '../limits/rate-limiter';
-import { isAdminAuthorization, readCredentials } from './auth';
-import { MALFORMED_REQUEST, createRawAnswerer, type Admission } from './client-errors';
-import type { AppDeps, RequestArea } from './deps';
-import { DrainedAddresses } from './drained-addresses';
+import { isAdminAuthorization, readCredentials } from '../http/credentials';
+import { MALFORMED_REQUEST, createRawAnswerer, type Admission } from '../http/client-errors';
+import type { AppDeps, RequestArea } from '../http/deps';
+import { DrainedAddresses } from '../http/drained-addresses';
 import { describeError } from '../common/log';
 import { observeResponse } from './access-log';
-import { sendError, toApiError } from './http/errors';
-import { setRateLimitHeaders, setUnreadableBucketHeaders } from './http/rate-limit-headers';
-import { LoadShedder } from './load-shedder';
-import { depsPlugin } from './plugins/deps';
-import { proxyTrust } from './public-url';
+import { sendError, toApiError } from '../http/errors';
+import { setRateLimitHeaders, setUnreadableBucketHeaders } from '../http/rate-limit-headers';
+import { LoadShedder } from '../http/load-shedder';
+import { depsPlugin } from '../http/deps-plugin';
+import { proxyTrust } from '../http/public-url';
 import { routePlugins } from './routes';
 
 /** Per-IP bucket for calls without a valid key (401s, the Meta area). */

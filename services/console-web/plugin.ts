@@ -21,11 +21,11 @@ import {
 import { ANONYMOUS_RATE_LIMITED, ApiError, type ErrorReason, type ReasonOf } from '../../contracts/errors';
 import { AdminPathParams, StatementQuery } from '../../contracts/http';
 import { parseValue } from '../../contracts/validation';
-import type { AppDeps } from '../api/deps';
-import { setRateLimitHeaders, setUnreadableBucketHeaders } from '../api/http/rate-limit-headers';
-import { readJson, validated } from '../api/http/request-body';
-import { DEPS_PLUGIN } from '../api/plugins/deps';
-import { publicBaseUrl } from '../api/public-url';
+import type { AppDeps } from '../http/deps';
+import { setRateLimitHeaders, setUnreadableBucketHeaders } from '../http/rate-limit-headers';
+import { readJson, validated } from '../http/request-body';
+import { DEPS_PLUGIN } from '../http/deps-plugin';
+import { publicBaseUrl } from '../http/public-url';
 import { statement } from '../finance/queries';
 import { forwardPeriod, statementCsv, statementCsvFileName } from '../finance/statement';
 import { UnknownKeyError, UnknownWorkspaceError } from '../ledger/ledger';

@@ -3,7 +3,7 @@
 // app.inject: no socket.
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { buildApp } from '../../services/api/app';
-import type { AppDeps } from '../../services/api/deps';
+import type { AppDeps } from '../../services/http/deps';
 import { KeyAuthenticator } from '../../services/keys/authenticator';
 import { KeyUseRecorder } from '../../services/keys/key-use';
 import { loadConfig } from '../../services/config/config';

@@ -6,8 +6,8 @@ import { UnknownWorkspaceError } from '../../ledger/ledger';
 import { runAudit } from '../../projections/audit-runner';
 import { AuditJobStore } from '../../projections/audit-job-store';
 import { AuditJobs, FINISHED_AUDIT_JOBS_KEPT } from '../../projections/audit-jobs';
-import { route } from '../http/route';
-import { DEPS_PLUGIN } from '../plugins/deps';
+import { route } from '../../http/route';
+import { DEPS_PLUGIN } from '../../http/deps-plugin';
 
 /**
  * Operators and the console: bearer ADMIN_TOKEN, on no rate-limit bucket. The token is checked

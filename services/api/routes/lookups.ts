@@ -6,9 +6,9 @@ import { idempotencyKeyProblem } from '../../../contracts/validation';
 import { fingerprint, isStoredOutcome, type StoredResponse } from '../../idempotency/idempotency';
 import type { Caller, LookupResult } from '../../lookup/lookup-service';
 import { parseCompanyReference, parseDomain, parsePersonReference } from '../../lookup/references';
-import { renderError, toApiError } from '../http/errors';
-import { route } from '../http/route';
-import { DEPS_PLUGIN } from '../plugins/deps';
+import { renderError, toApiError } from '../../http/errors';
+import { route } from '../../http/route';
+import { DEPS_PLUGIN } from '../../http/deps-plugin';
 
 /** Headers an idempotent replay repeats from the original answer. */
 const REPLAYED_HEADERS = ['x-request-id', 'x-credits-charged', 'x-credits-remaining', 'x-cache', 'age'];

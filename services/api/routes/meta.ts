@@ -4,9 +4,9 @@ import { errorCatalogueList, renderErrorsDocHtml } from '../../../contracts/erro
 import { API_VERSION, buildOpenApiDocument, renderDocsIndexHtml } from '../../../contracts/openapi';
 import { InstanceLifecycle, readinessOf } from '../../health/readiness';
 import { notFoundPricesText, pricingTable } from '../../ledger/pricing';
-import { route } from '../http/route';
-import { DEPS_PLUGIN } from '../plugins/deps';
-import { docsUrlFor, publicBaseUrl } from '../public-url';
+import { route } from '../../http/route';
+import { DEPS_PLUGIN } from '../../http/deps-plugin';
+import { docsUrlFor, publicBaseUrl } from '../../http/public-url';
 
 /**
  * The HTML pages are static text and links: they load nothing, run nothing, and are never framed

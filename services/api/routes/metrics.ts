@@ -1,6 +1,6 @@
 import fp from 'fastify-plugin';
 import { scrape } from '../../metrics/metrics';
-import { DEPS_PLUGIN } from '../plugins/deps';
+import { DEPS_PLUGIN } from '../../http/deps-plugin';
 
 /**
  * GET /metrics on the main port when METRICS_PORT is unset. An operator's endpoint, not part of

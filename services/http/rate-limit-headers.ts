@@ -1,6 +1,6 @@
 import type { FastifyReply } from 'fastify';
-import { ERROR_CATALOGUE } from '../../../contracts/errors';
-import type { RateDecision } from '../../limits/rate-limiter';
+import { ERROR_CATALOGUE } from '../../contracts/errors';
+import type { RateDecision } from '../limits/rate-limiter';
 
 /** The RateLimit headers of a bucket read (docs/api.md, Limits). */
 export function setRateLimitHeaders(reply: FastifyReply, decision: RateDecision): void {

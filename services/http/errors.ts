@@ -1,13 +1,13 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError, errorBody, type Detail } from '../../../contracts/errors';
-import { BALANCE_MAX } from '../../../contracts/http';
-import { unsupportedContentTypeDetail } from '../../../contracts/validation';
-import { DatabaseUnavailableError } from '../../eventstore/unavailable';
-import { BalanceLimitError, UnknownKeyError, UnknownWorkspaceError } from '../../ledger/ledger';
-import { LimiterUnavailableError } from '../../limits/limiter-unavailable';
-import { MALFORMED_REQUEST } from '../client-errors';
-import type { AppDeps, RequestArea } from '../deps';
-import { docsUrlFor } from '../public-url';
+import { ApiError, errorBody, type Detail } from '../../contracts/errors';
+import { BALANCE_MAX } from '../../contracts/http';
+import { unsupportedContentTypeDetail } from '../../contracts/validation';
+import { DatabaseUnavailableError } from '../eventstore/unavailable';
+import { BalanceLimitError, UnknownKeyError, UnknownWorkspaceError } from '../ledger/ledger';
+import { LimiterUnavailableError } from '../limits/limiter-unavailable';
+import { MALFORMED_REQUEST } from './client-errors';
+import type { AppDeps, RequestArea } from './deps';
+import { docsUrlFor } from './public-url';
 
 /** The `details` of the request problems Fastify finds before a route runs, by its error code. */
 const FRAMEWORK_DETAILS: Record<string, Detail> = {

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
-import { endpoint, type Endpoint, type EndpointById, type EndpointId } from '../../../contracts/endpoints';
+import { endpoint, type Endpoint, type EndpointById, type EndpointId } from '../../contracts/endpoints';
 import { readJson, validated } from './request-body';
 
 type Parsed<E, K extends 'params' | 'query' | 'body'> = E extends { [P in K]: infer S extends z.ZodType } ? z.output<S> : undefined;
