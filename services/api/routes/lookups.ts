@@ -81,7 +81,7 @@ async function runLookup(
     try {
       response = success(req.id, await lookup({ requestId: req.id, workspaceId: key.workspaceId, keyId: key.keyId }));
     } catch (err) {
-      const apiError = toApiError(err, 'lookup');
+      const apiError = toApiError(err, 'apiKey');
       if (!isStoredOutcome(apiError.status)) throw apiError;
       const rendered = await renderError(deps, req, apiError);
       response = { status: rendered.status, body: rendered.body, headers: { ...rendered.headers, 'x-request-id': req.id } };
