@@ -33,7 +33,7 @@ function* tsFiles(dir: string): Generator<string> {
   }
 }
 
-/** `services/api/http/route.ts` -> `services/api`; `contracts/http.ts` -> `contracts`. */
+/** `services/http/admission/plugin.ts` -> `services/http`; `contracts/http.ts` -> `contracts`. */
 function folderOf(file: string): string {
   const parts = relative(ROOT, file).split(/[\\/]/);
   return parts[0] === 'contracts' || parts.length <= 2 ? parts[0]! : `${parts[0]}/${parts[1]}`;

@@ -35,7 +35,7 @@ export interface AppDeps {
 
 declare module 'fastify' {
   interface FastifyInstance {
-    /** Decorated by the deps plugin (plugins/deps.ts), which every route plugin depends on. */
+    /** Decorated by the deps plugin (deps-plugin.ts), which every route plugin depends on. */
     deps: AppDeps;
     shedder: LoadShedder;
   }
