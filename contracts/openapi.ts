@@ -236,17 +236,23 @@ export interface OpenApiOptions {
   docsUrl?: string;
 }
 
-export function buildOpenApiDocument(opts: OpenApiOptions = {}): Record<string, unknown> {
+/** The base addresses of a document, and its `info` but for the description. */
+function documentBase(opts: OpenApiOptions, title: string) {
   const serverUrl = opts.serverUrl?.replace(/\/+$/, '');
-  const docsUrl = opts.docsUrl ?? `${serverUrl ?? ''}/docs`;
+  return {
+    docsUrl: opts.docsUrl ?? `${serverUrl ?? ''}/docs`,
+    servers: serverUrl === undefined ? {} : { servers: [{ url: serverUrl }] },
+    // The service is not open source (package.json: private); callers use it under their agreement.
+    info: { title, version: API_VERSION, license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' } },
+  };
+}
 
+export function buildOpenApiDocument(opts: OpenApiOptions = {}): Record<string, unknown> {
+  const { docsUrl, servers, info } = documentBase(opts, 'Company and Person Lookup API');
   const document = createDocument({
     openapi: '3.1.0',
     info: {
-      title: 'Company and Person Lookup API',
-      version: API_VERSION,
-      // The service is not open source (package.json: private); callers use it under their agreement.
-      license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
+      ...info,
       description: [
         'Company profiles (by company reference or website domain) and person mini profiles, served from a cache when fresh enough (`max_age`) and fetched live otherwise.',
         'Every lookup draws credits from the workspace balance (see GET /v1/pricing); failures not caused by the input are refunded automatically.',
@@ -254,7 +260,7 @@ export function buildOpenApiDocument(opts: OpenApiOptions = {}): Record<string, 
         `Error codes: ${docsUrl}/errors.`,
       ].join('\n\n'),
     },
-    ...(serverUrl === undefined ? {} : { servers: [{ url: serverUrl }] }),
+    ...servers,
     tags: [
       { name: 'Lookups', description: 'Company and person lookups (charged).' },
       { name: 'Search', description: 'Web search results as JSON (charged).' },
@@ -286,21 +292,18 @@ export function buildOpenApiDocument(opts: OpenApiOptions = {}): Record<string, 
 
 /** The admin API's own document, served behind the admin token (`GET /admin/v1/openapi.json`). */
 export function buildAdminOpenApiDocument(opts: OpenApiOptions = {}): Record<string, unknown> {
-  const serverUrl = opts.serverUrl?.replace(/\/+$/, '');
-  const docsUrl = opts.docsUrl ?? `${serverUrl ?? ''}/docs`;
+  const { docsUrl, servers, info } = documentBase(opts, 'Company and Person Lookup API: admin API');
   const document = createDocument({
     openapi: '3.1.0',
     info: {
-      title: 'Company and Person Lookup API: admin API',
-      version: API_VERSION,
-      license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
+      ...info,
       description: [
         "The operator's API: workspaces, credits, keys, usage, ledger, statements, exports, audits, the console's first invitation.",
         'Every call needs `Authorization: Bearer <ADMIN_TOKEN>`; without it any path under /admin answers 401, known or not. No rate-limit bucket; answers are never cached.',
         `Error codes: ${docsUrl}/errors.`,
       ].join('\n\n'),
     },
-    ...(serverUrl === undefined ? {} : { servers: [{ url: serverUrl }] }),
+    ...servers,
     tags: [{ name: 'Admin', description: 'Operators: bearer ADMIN_TOKEN.' }],
     security: [{ adminToken: [] }],
     components: {
