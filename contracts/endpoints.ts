@@ -141,8 +141,8 @@ export interface Endpoint {
   sameOrigin?: true;
   /** Kept out of every OpenAPI document (pages, assets, metrics); default: in its admission's document. */
   internal?: true;
-  /** Statuses answered with the success body (`answer`), not the error envelope: the probes' 503. */
-  otherAnswers?: readonly { status: 503; description: string }[];
+  /** Statuses answered with the success body (`answer`), not the error envelope: the probes' 503, a job already running. */
+  otherAnswers?: readonly { status: 200 | 503; description: string }[];
 }
 
 /**
@@ -1064,6 +1064,7 @@ export const ENDPOINTS = [
       '202 with the new job and `Location: /admin/v1/audits/{id}`; while an audit job already runs on any instance, 200 with that one (same `Location`). Jobs live in PostgreSQL; while it is away, 503 `service_unavailable`.',
     answer: AuditJobResponse,
     status: 202,
+    otherAnswers: [{ status: 200, description: 'An audit job already runs on some instance: that one, with the same `Location`.' }],
     errors: ADMIN_ERRORS,
     idempotent: false,
   },

@@ -212,7 +212,7 @@ function otherAnswers(row: Endpoint, example: OperationExample | undefined): Zod
   for (const other of row.otherAnswers ?? []) {
     if (errorsOf(row).some((code) => ERROR_CATALOGUE[code].status === other.status)) throw new Error(`${row.id}: ${other.status} is both an error and another answer`);
     const value = example?.otherAnswers?.[other.status];
-    responses[`${other.status}` as `5${string}`] = {
+    responses[`${other.status}` as `${2 | 5}${string}`] = {
       description: other.description,
       headers: answerHeaders(rateLimitPolicy(row), other.status),
       content: { 'application/json': { schema: row.answer as z.ZodType, ...(value === undefined ? {} : { example: value }) } },
