@@ -5,6 +5,7 @@ import { ANONYMOUS_RATE_LIMITED, ApiError } from '../../contracts/errors';
 import { newRequestId } from '../common/ids';
 import { describeError } from '../common/log';
 import type { Config } from '../config/config';
+import { consoleAccounts } from '../console-web/accounts';
 import { consoleRoutes } from '../console-web/plugin';
 import { AnonymousBucket } from '../http/admission/buckets';
 import { admissionPlugin } from '../http/admission/plugin';
@@ -14,7 +15,6 @@ import { depsPlugin } from '../http/deps-plugin';
 import { sendError, toApiError } from '../http/errors';
 import { LoadShedder } from '../http/load-shedder';
 import { proxyTrust } from '../http/public-url';
-import { Members } from '../members/members';
 import { observeResponse } from './access-log';
 import { routePlugins } from './routes';
 
@@ -78,14 +78,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => done(null, body));
 
   // Admission by each row's policies (services/http/admission); every route below is a row.
-  const sessions = new Members(deps.store, deps.ledger, deps.authenticator);
+  const accounts = consoleAccounts(deps.store);
   await app.register(admissionPlugin, {
     adminToken: deps.config.adminToken,
     authenticator: deps.authenticator,
     keyUse: deps.keyUse,
     rateLimiter: deps.rateLimiter,
     anonymous: new AnonymousBucket(deps.rateLimiter),
-    sessions,
+    sessions: accounts.sessions,
   });
 
   app.setErrorHandler(async (error, req, reply) => {
@@ -97,7 +97,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
 
   for (const plugin of routePlugins) await app.register(plugin);
-  await app.register(consoleRoutes, { members: sessions });
+  await app.register(consoleRoutes, { accounts });
   return app;
 }
 

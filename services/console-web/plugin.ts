@@ -12,9 +12,11 @@ import { DEPS_PLUGIN } from '../http/deps-plugin';
 import { publicBaseUrl } from '../http/public-url';
 import { route } from '../http/route';
 import { UnknownWorkspaceError } from '../ledger/ledger';
-import type { Members, SessionMember } from '../members/members';
 import { addDays, overviewFrom, overviewOf, utcDay } from '../members/overview';
-import { csrfTokenOf, SESSION_MAX_MS, type Actor } from '../members/rules';
+import { csrfTokenOf, type Actor } from '../members/rules';
+import { SESSION_MAX_MS } from '../sessions/rules';
+import type { SessionMember } from '../sessions/sessions';
+import type { consoleAccounts } from './accounts';
 import { CONSOLE_PAGES, renderPage, type ConsolePage } from './pages';
 
 /**
@@ -23,9 +25,11 @@ import { CONSOLE_PAGES, renderPage, type ConsolePage } from './pages';
  * call each (a session, with CSRF token and same origin for changes; the admin token) and its
  * bucket are the rows' policies, admitted before any handler here runs (services/http/admission).
  */
-export const consoleRoutes = fp<{ members: Members }>(
-  async (app, { members }) => {
+export const consoleRoutes = fp<{ accounts: ReturnType<typeof consoleAccounts> }>(
+  async (app, { accounts }) => {
     const { deps } = app;
+    const { membership, sessions } = accounts;
+    const { keys, readModels } = deps;
     const assets = loadAssets();
     /** The member the `session` admission signed in. */
     const member = (req: FastifyRequest): SessionMember => req.signedIn!.member;
@@ -53,27 +57,27 @@ export const consoleRoutes = fp<{ members: Members }>(
       // ---------- sign-in, invitations, session ----------
 
       route(scope, 'consoleSignIn', async ({ req, reply, body }) => {
-        const signedIn = await members.signIn(body.workspace_id, body.email, body.password, req.ip);
+        const signedIn = await sessions.signIn(body.workspace_id, body.email, body.password, req.ip);
         return startSession(req, reply, signedIn.sessionId, signedIn.member);
       });
 
       route(scope, 'consoleSession', async ({ req }) => sessionAnswer(member(req), req.signedIn!.sessionId));
 
       route(scope, 'consoleSignOut', async ({ req, reply }) => {
-        await members.signOut(member(req));
+        await sessions.signOut(member(req));
         clearCookie(req, reply);
         return reply.send();
       });
 
-      route(scope, 'consoleInvitationPreview', async ({ query }) => members.describeInvitation(query.token));
+      route(scope, 'consoleInvitationPreview', async ({ query }) => membership.describeInvitation(query.token));
 
       route(scope, 'consoleAcceptInvitation', async ({ req, reply, body }) => {
-        const accepted = await members.acceptInvitation(body.token, body.password, req.ip);
+        const accepted = await membership.acceptInvitation(body.token, body.password, req.ip);
         return startSession(req, reply, accepted.sessionId, accepted.member);
       });
 
       route(scope, 'consoleChangePassword', async ({ req, reply, body }) => {
-        const sessionId = await members.changePassword(member(req), body.current_password, body.new_password, req.ip);
+        const sessionId = await membership.changePassword(member(req), body.current_password, body.new_password, req.ip);
         return startSession(req, reply, sessionId, member(req));
       });
 
@@ -82,46 +86,49 @@ export const consoleRoutes = fp<{ members: Members }>(
       route(scope, 'consoleOverview', async ({ req }) => {
         const { workspaceId } = member(req);
         const today = utcDay(new Date());
-        const ws = await deps.ledger.getWorkspace(workspaceId);
+        const ws = await readModels.workspace(workspaceId);
         if (!ws) throw new UnknownWorkspaceError(workspaceId);
-        const rows = await deps.ledger.usage(workspaceId, { from: overviewFrom(today), to: today });
+        const rows = await readModels.usage(workspaceId, { from: overviewFrom(today), to: today });
         const overview = overviewOf(rows, today);
-        return { balance: Number(ws.balance), ...overview, recent_errors: await members.recentErrors(workspaceId) };
+        return { balance: Number(ws.balance), ...overview, recent_errors: await readModels.recentErrors(workspaceId) };
       });
 
       route(scope, 'consoleListKeys', async ({ req }) => {
         const { workspaceId } = member(req);
-        const [keys, creators] = await Promise.all([deps.ledger.listKeys(workspaceId), members.keyCreators(workspaceId)]);
-        return { data: keys.map((k) => ({ ...k, created_by: creators.get(k.id) ?? null })) };
+        const [listed, creators] = await Promise.all([keys.list(workspaceId), readModels.keyCreators(workspaceId)]);
+        return { data: listed.map((k) => ({ ...k, created_by: creators.get(k.id) ?? null })) };
       });
 
-      route(scope, 'consoleCreateKey', async ({ req, body }) => members.createKey(member(req), body.name));
+      route(scope, 'consoleCreateKey', async ({ req, body }) => {
+        const { workspaceId, memberId, email } = member(req);
+        return { ...(await keys.create(workspaceId, { name: body.name, createdBy: memberId })), created_by: email };
+      });
 
       route(scope, 'consoleRenameKey', async ({ req, params, body }) => {
         const { workspaceId } = member(req);
-        await members.renameKey(member(req), params.id, body.name);
-        const creators = await members.keyCreators(workspaceId);
-        const key = (await deps.ledger.listKeys(workspaceId)).find((k) => k.id === params.id)!;
+        await keys.rename(workspaceId, params.id, body.name, member(req).memberId);
+        const creators = await readModels.keyCreators(workspaceId);
+        const key = (await keys.list(workspaceId)).find((k) => k.id === params.id)!;
         return { ...key, created_by: creators.get(params.id) ?? null };
       });
 
-      route(scope, 'consoleRevokeKey', async ({ req, params }) => members.revokeKey(member(req), params.id));
+      route(scope, 'consoleRevokeKey', async ({ req, params }) => keys.revoke(params.id, member(req).workspaceId));
 
       route(scope, 'consoleUsage', async ({ req, query }) => {
         const { workspaceId } = member(req);
-        if (query.key_id !== undefined) await members.requireKeyOf(workspaceId, query.key_id);
-        const rows = await deps.ledger.usage(workspaceId, { keyId: query.key_id, from: query.from, to: query.to });
+        if (query.key_id !== undefined) await keys.requireKeyOf(workspaceId, query.key_id);
+        const rows = await readModels.usage(workspaceId, { keyId: query.key_id, from: query.from, to: query.to });
         return { data: query.operation === undefined ? rows : rows.filter((r) => r.operation === query.operation) };
       });
 
       route(scope, 'consoleLedger', async ({ req, query }) =>
-        deps.ledger.ledgerEntries(member(req).workspaceId, { requestId: query.request_id, after: query.after, limit: query.limit }),
+        readModels.ledgerEntries(member(req).workspaceId, { requestId: query.request_id, after: query.after, limit: query.limit }),
       );
 
       route(scope, 'consoleLedgerCsv', async ({ req, reply, query }) => {
         const { workspaceId } = member(req);
         if (query.to < query.from) throw new ApiError('invalid_request', { details: [{ field: 'to', issue: 'too_small', message: '`to` is before `from`.' }] });
-        const entries = await members.ledgerBetween(workspaceId, new Date(`${query.from}T00:00:00Z`), new Date(`${addDays(query.to, 1)}T00:00:00Z`));
+        const entries = await readModels.ledgerBetween(workspaceId, new Date(`${query.from}T00:00:00Z`), new Date(`${addDays(query.to, 1)}T00:00:00Z`));
         const csv = toCsv(
           ['position', 'recorded_at', 'type', 'request_id', 'key_id', 'credits', 'balance_after'],
           entries.map((e) => [e.position, e.recorded_at, e.type, e.request_id, e.key_id, e.credits, e.balance_after]),
@@ -144,35 +151,35 @@ export const consoleRoutes = fp<{ members: Members }>(
 
       route(scope, 'consoleMembers', async ({ req }) => {
         requireOwner(member(req));
-        return members.listMembers(member(req).workspaceId);
+        return readModels.listMembers(member(req).workspaceId);
       });
 
       route(scope, 'consoleInvite', async ({ req, body }) => {
         const { workspaceId } = member(req);
         requireOwner(member(req));
-        const invitation = await members.invite(workspaceId, actorOf(member(req)), body);
+        const invitation = await membership.invite(workspaceId, actorOf(member(req)), body);
         return invitationAnswer(req, workspaceId, invitation);
       });
 
       route(scope, 'consoleCancelInvitation', async ({ req, reply, params }) => {
-        await members.cancelInvitation(member(req).workspaceId, actorOf(member(req)), params.id);
+        await membership.cancelInvitation(member(req).workspaceId, actorOf(member(req)), params.id);
         return reply.send();
       });
 
       route(scope, 'consoleChangeRole', async ({ req, reply, params, body }) => {
-        await members.changeRole(member(req).workspaceId, actorOf(member(req)), params.id, body.role);
+        await membership.changeRole(member(req).workspaceId, actorOf(member(req)), params.id, body.role);
         return reply.send();
       });
 
       route(scope, 'consoleRemoveMember', async ({ req, reply, params }) => {
-        await members.remove(member(req).workspaceId, actorOf(member(req)), params.id);
+        await membership.remove(member(req).workspaceId, actorOf(member(req)), params.id);
         return reply.send();
       });
 
       // ---------- the operator invites the first member ----------
 
       route(scope, 'adminInviteMember', async ({ req, params, body }) => {
-        const invitation = await members.invite(params.id, { kind: 'operator' }, body);
+        const invitation = await membership.invite(params.id, { kind: 'operator' }, body);
         return invitationAnswer(req, params.id, invitation);
       });
     });
@@ -184,7 +191,7 @@ export const consoleRoutes = fp<{ members: Members }>(
     }
 
     async function sessionAnswer(signedIn: SessionMember, sessionId: string) {
-      const ws = await deps.ledger.getWorkspace(signedIn.workspaceId);
+      const ws = await readModels.workspace(signedIn.workspaceId);
       return {
         member: { id: signedIn.memberId, email: signedIn.email, role: signedIn.role },
         workspace: { id: signedIn.workspaceId, name: ws?.name ?? signedIn.workspaceId },

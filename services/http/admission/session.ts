@@ -1,7 +1,7 @@
 import type { FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import { CSRF_HEADER, SESSION_COOKIE } from '../../../contracts/console';
 import { ApiError } from '../../../contracts/errors';
-import type { SessionMember } from '../../members/members';
+import type { SessionMember } from '../../sessions/sessions';
 import { csrfTokenMatches, originAllowed, SECRET_PATTERN } from '../../members/rules';
 
 /** Where a session id is looked up: the member it is signed in as, or null once it has ended. */

@@ -17,8 +17,8 @@ const freshAddress = () => `10.40.${Math.floor(++lastAddress / 250)}.${(lastAddr
 const madeUpKey = () => `lk_live_${randomBytes(24).toString('base64url').replace(/[-_]/g, 'x').slice(0, 32)}`;
 
 async function keyOf(app: AdmissionApp, rateLimitPerMinute?: number) {
-  const ws = await app.ledger.createWorkspace({ name: 'admission', credits: 10 });
-  return app.ledger.createKey(ws.id, { rateLimitPerMinute });
+  const ws = await app.workspaces.create({ name: 'admission', credits: 10 });
+  return app.keys.create(ws.id, { rateLimitPerMinute });
 }
 
 describe('200', () => {
@@ -48,7 +48,7 @@ describe('401 unauthorized', () => {
 
   it('a revoked key', async () => {
     const { id, key } = await keyOf(t);
-    await t.ledger.revokeKey(id);
+    await t.keys.revoke(id);
     const answer = await t.call({ method: 'GET', url: '/v1/cache/stats', headers: { authorization: `Bearer ${key}` } });
     expect(errorOf(answer)).toMatchObject({ status: 401, code: 'unauthorized' });
   });

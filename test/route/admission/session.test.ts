@@ -18,9 +18,9 @@ const freshAddress = () => `10.50.${Math.floor(++lastAddress / 250)}.${(lastAddr
 
 /** A member signed in through an accepted invitation: their session id and member id. */
 async function signedIn() {
-  const ws = await t.ledger.createWorkspace({ name: 'admission', credits: 0 });
-  const invitation = await t.members.invite(ws.id, { kind: 'operator' }, { email: `owner-${lastAddress++}@example.org`, role: 'owner' });
-  const accepted = await t.members.acceptInvitation(invitation.token, 'a long enough password 1', '127.0.0.1');
+  const ws = await t.workspaces.create({ name: 'admission', credits: 0 });
+  const invitation = await t.accounts.membership.invite(ws.id, { kind: 'operator' }, { email: `owner-${lastAddress++}@example.org`, role: 'owner' });
+  const accepted = await t.accounts.membership.acceptInvitation(invitation.token, 'a long enough password 1', '127.0.0.1');
   return { sessionId: accepted.sessionId, memberId: accepted.member.memberId, member: accepted.member };
 }
 
@@ -48,7 +48,7 @@ describe('204', () => {
 describe('401 unauthorized', () => {
   it('no cookie, a cookie that is no session, a session that ended; before any CSRF check', async () => {
     const ended = await signedIn();
-    await t.members.signOut(ended.member);
+    await t.accounts.sessions.signOut(ended.member);
     for (const headers of [{}, cookie('not-a-session'), cookie(ended.sessionId)]) {
       const answer = await t.call({ method: 'DELETE', url: '/console/v1/session', headers: { ...host, ...headers, origin: 'https://elsewhere.example' } });
       expect(errorOf(answer)).toMatchObject({ status: 401, code: 'unauthorized', remaining: null });

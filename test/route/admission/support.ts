@@ -14,20 +14,23 @@ import { sendError, toApiError } from '../../../services/http/errors';
 import { route } from '../../../services/http/route';
 import { KeyAuthenticator } from '../../../services/keys/authenticator';
 import { KeyUseRecorder } from '../../../services/keys/key-use';
-import { Ledger } from '../../../services/ledger/ledger';
 import { LimiterUnavailableError } from '../../../services/limits/limiter-unavailable';
 import { createMemoryRateLimiter } from '../../../services/limits/rate-limiter-memory';
 import type { RateLimiter } from '../../../services/limits/rate-limiter';
-import { Members } from '../../../services/members/members';
+import { consoleAccounts } from '../../../services/console-web/accounts';
 import { INLINE_PROJECTIONS } from '../../../services/projections/inline';
+import { ReadModels } from '../../../services/read-models/read-models';
+import { Workspaces } from '../../../services/workspaces/workspaces';
+import { Keys } from '../../../services/keys/keys';
 import type { Answer } from '../support';
 
 export const ADMIN_TOKEN = 'admission-tests-admin-token';
 
 export interface AdmissionApp {
   app: FastifyInstance;
-  ledger: Ledger;
-  members: Members;
+  workspaces: Workspaces;
+  keys: Keys;
+  accounts: ReturnType<typeof consoleAccounts>;
   limiter: SwitchableLimiter;
   call(options: InjectOptions): Promise<Answer>;
   close(): Promise<void>;
@@ -38,12 +41,14 @@ export async function startAdmissionApp(rows: readonly EndpointId[]): Promise<Ad
   const sql = await createPgliteSql();
   await migrate(sql);
   const store = new EventStore(sql, INLINE_PROJECTIONS);
-  const ledger = new Ledger(store);
   const authenticator = new KeyAuthenticator(sql, {});
   await authenticator.start();
   const keyUse = new KeyUseRecorder(sql);
   const rateLimiter = new SwitchableLimiter();
-  const members = new Members(store, ledger, authenticator);
+  const workspaces = new Workspaces(store);
+  const keys = new Keys(store, authenticator);
+  const readModels = new ReadModels(sql);
+  const accounts = consoleAccounts(store);
   const config = loadConfig({ ADMIN_TOKEN, LOG_LEVEL: 'silent', SOURCE_URL: 'sandbox' });
   const app = Fastify({ exposeHeadRoutes: false });
   app.decorateRequest('errorAnswer', null);
@@ -55,17 +60,18 @@ export async function startAdmissionApp(rows: readonly EndpointId[]): Promise<Ad
   });
   app.setErrorHandler(async (error, req, reply) => {
     const row = req.routeOptions.config?.endpoint;
-    return sendError({ config, ledger }, req, reply, error, toApiError(error, row && admissionOf(row)));
+    return sendError({ config, readModels }, req, reply, error, toApiError(error, row && admissionOf(row)));
   });
-  await app.register(admissionPlugin, { adminToken: ADMIN_TOKEN, authenticator, keyUse, rateLimiter, anonymous: new AnonymousBucket(rateLimiter), sessions: members });
+  await app.register(admissionPlugin, { adminToken: ADMIN_TOKEN, authenticator, keyUse, rateLimiter, anonymous: new AnonymousBucket(rateLimiter), sessions: accounts.sessions });
   for (const id of rows) {
     route(app, id, async ({ req, reply }) => reply.send({ key: req.apiKey?.keyId ?? null, member: req.signedIn?.member.memberId ?? null }));
   }
   await app.ready();
   return {
     app,
-    ledger,
-    members,
+    workspaces,
+    keys,
+    accounts,
     limiter: rateLimiter,
     call: async (opts) => (await app.inject(opts)) as Answer,
     async close() {
@@ -73,7 +79,6 @@ export async function startAdmissionApp(rows: readonly EndpointId[]): Promise<Ad
       await keyUse.stop();
       await authenticator.stop();
       await rateLimiter.close();
-      await ledger.close();
       await sql.close();
     },
   };
@@ -85,8 +90,17 @@ export class SwitchableLimiter implements RateLimiter {
   private readonly limiter = createMemoryRateLimiter();
 
   async take(bucketKey: string, perMinute: number) {
-    if (!this.reachable) throw new LimiterUnavailableError('rate limit take', new Error('connection refused'));
+    this.refuseWhileUnreachable();
     return this.limiter.take(bucketKey, perMinute);
+  }
+
+  async takeUpTo(bucketKey: string, perMinute: number, wanted: number) {
+    this.refuseWhileUnreachable();
+    return this.limiter.takeUpTo(bucketKey, perMinute, wanted);
+  }
+
+  private refuseWhileUnreachable() {
+    if (!this.reachable) throw new LimiterUnavailableError('rate limit take', new Error('connection refused'));
   }
 
   close() {
