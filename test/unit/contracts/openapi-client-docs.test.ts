@@ -58,7 +58,7 @@ describe('the OpenAPI document for clients', () => {
       const example = operationExamples('https://api.example.org/docs')[row.id as EndpointId];
       expect(example, row.id).toBeDefined();
       expect(op.responses[String(row.status)].content['application/json'].example, row.id).toEqual(example!.answer);
-      if (row.answer !== 'html') expect(row.answer.safeParse(example!.answer).error, row.id).toBeUndefined();
+      if (typeof row.answer !== 'string') expect(row.answer.safeParse(example!.answer).error, row.id).toBeUndefined();
       if (row.body) {
         expect(op.requestBody.content['application/json'].example, row.id).toEqual(example!.request);
         expect(row.body.safeParse(example!.request).error, row.id).toBeUndefined();
@@ -74,7 +74,7 @@ describe('the OpenAPI document for clients', () => {
     const example = operationExamples('https://api.example.org/docs').ready!.otherAnswers![503];
     expect(unready.example).toEqual(example);
     const row = publicJsonEndpoints().find((r) => r.id === 'ready')!;
-    expect(row.answer !== 'html' && row.answer.safeParse(example).success).toBe(true);
+    expect(typeof row.answer !== 'string' && row.answer.safeParse(example).success).toBe(true);
   });
 
   it('gives error.code as the enum of the error catalogue', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { clientErrorDetail, headerWithBadValue, rawHttpResponse } from '../../../services/api/client-errors';
+import { clientErrorDetail, headerWithBadValue, rawHttpResponse } from '../../../services/http/client-errors';
 import { PATHS } from '../../../services/lookup/source/wire';
 
 const packet = (text: string) => Buffer.from(text, 'latin1');

@@ -1,4 +1,4 @@
-import type { Area, RateLimitPolicy } from '../../contracts/endpoints';
+import type { Endpoint } from '../../contracts/endpoints';
 import type { ErrorCode } from '../../contracts/errors';
 import type { Config } from '../config/config';
 import type { EventStore } from '../eventstore/event-store';
@@ -8,7 +8,8 @@ import type { Ledger } from '../ledger/ledger';
 import type { ReadModels } from '../read-models/read-models';
 import type { Workspaces } from '../workspaces/workspaces';
 import type { ConcurrencySlots } from '../limits/concurrency';
-import type { RateLimiter } from '../limits/rate-limiter';
+import type { RateDecision, RateLimiter } from '../limits/rate-limiter';
+import type { SessionMember } from '../sessions/sessions';
 import type { LookupService } from '../lookup/lookup-service';
 import type { AuthenticatedKey, KeyAuthenticator } from '../keys/authenticator';
 import type { KeyUseRecorder } from '../keys/key-use';
@@ -39,23 +40,24 @@ export interface AppDeps {
   logStream?: NodeJS.WritableStream;
 }
 
-/** The area of a request: its route's (the route table's, or the console's own), or `unknown` on no route. */
-export type RequestArea = Area | 'console' | 'unknown';
-
 declare module 'fastify' {
   interface FastifyInstance {
-    /** Decorated by the deps plugin (plugins/deps.ts), which every route plugin depends on. */
+    /** Decorated by the deps plugin (deps-plugin.ts), which every route plugin depends on. */
     deps: AppDeps;
     shedder: LoadShedder;
   }
   interface FastifyRequest {
+    /** The key that calls (admission `apiKey`), once checked. */
     apiKey: AuthenticatedKey | null;
+    /** A token the key check already took (the Redis fast path, a drained address's), for the bucket step. */
+    bucketDecision: RateDecision | null;
+    /** The console member signed in (admission `session`). */
+    signedIn: { member: SessionMember; sessionId: string } | null;
     /** The error this request was answered with (set by renderError), for its access line and metrics. */
     errorAnswer: { code: ErrorCode; creditsCharged: number } | null;
   }
   interface FastifyContextConfig {
-    area?: Area | 'console';
-    /** The route table's `rateLimit`. */
-    rateLimit?: RateLimitPolicy;
+    /** The route's row of the endpoint table (set by route()): its admission, its rate-limit policy. */
+    endpoint?: Endpoint;
   }
 }

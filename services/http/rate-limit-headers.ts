@@ -1,6 +1,6 @@
 import type { FastifyReply } from 'fastify';
-import { ERROR_CATALOGUE } from '../../../contracts/errors';
-import type { RateDecision } from '../../limits/rate-limiter';
+import { ERROR_CATALOGUE } from '../../contracts/errors';
+import type { RateDecision } from '../limits/rate-limiter';
 
 /**
  * The bucket an answer drew on, as named in the structured fields: a key's, a client address's

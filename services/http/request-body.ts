@@ -1,7 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import type { z } from 'zod';
-import { ApiError } from '../../../contracts/errors';
-import { invalidJsonDetail, isJsonContentType, parseValue, unsupportedContentTypeDetail } from '../../../contracts/validation';
+import { ApiError } from '../../contracts/errors';
+import { invalidJsonDetail, isJsonContentType, parseValue, unsupportedContentTypeDetail } from '../../contracts/validation';
 
 /**
  * The JSON value of a POST body: wrong content type or invalid JSON is a 400 with details. No body

@@ -1,8 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError } from '../../../contracts/errors';
-import { endpoint, type EndpointId } from '../../../contracts/endpoints';
-import { idempotencyKeyProblem } from '../../../contracts/validation';
-import { fingerprint, type StoredResponse } from '../../idempotency/idempotency';
+import { ApiError } from '../../contracts/errors';
+import { endpoint, type EndpointId } from '../../contracts/endpoints';
+import { idempotencyKeyProblem } from '../../contracts/validation';
+import { fingerprint, type StoredResponse } from '../idempotency/idempotency';
 
 /** Headers an idempotent replay repeats from the original answer. */
 const REPLAYED_HEADERS = ['x-request-id', 'x-credits-charged', 'x-credits-remaining', 'x-cache', 'age'];

@@ -1,6 +1,6 @@
 import { parseList, type Item } from 'structured-headers';
 import { describe, expect, it } from 'vitest';
-import { rateLimitHeaders, readingOf } from '../../../services/api/http/rate-limit-headers';
+import { rateLimitHeaders, readingOf } from '../../../services/http/rate-limit-headers';
 
 const parsed = (value: string) => {
   const [[name, params]] = parseList(value) as [Item];

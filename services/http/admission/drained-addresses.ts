@@ -1,4 +1,4 @@
-import type { RateDecision } from '../limits/rate-limiter';
+import type { RateDecision } from '../../limits/rate-limiter';
 
 /**
  * Client addresses whose per-IP bucket this process has seen run dry, until it would be full again.

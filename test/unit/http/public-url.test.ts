@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { baseUrlOf, docsUrlOf, proxyTrust, type Arrival } from '../../../services/api/public-url';
+import { baseUrlOf, docsUrlOf, proxyTrust, type Arrival } from '../../../services/http/public-url';
 
 const LOCAL = { host: '127.0.0.1', port: 0, docsUrl: undefined };
 const direct: Arrival = { peerTrusted: false, boundPort: 41234, localAddress: '127.0.0.1' };

@@ -1,5 +1,5 @@
 import { timingSafeEqual } from 'node:crypto';
-import { API_KEY_PATTERN } from '../keys/key-material';
+import { API_KEY_PATTERN } from '../../keys/key-material';
 
 export type Credentials = { kind: 'none' } | { kind: 'malformed' } | { kind: 'key'; key: string };
 

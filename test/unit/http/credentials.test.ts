@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isAdminAuthorization, readCredentials } from '../../../services/api/auth';
+import { isAdminAuthorization, readCredentials } from '../../../services/http/admission/credentials';
 
 const KEY = `lk_live_${'a'.repeat(32)}`;
 const OTHER = `lk_live_${'b'.repeat(32)}`;

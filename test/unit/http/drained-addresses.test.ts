@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DrainedAddresses } from '../../../services/api/drained-addresses';
+import { DrainedAddresses } from '../../../services/http/admission/drained-addresses';
 import type { RateDecision } from '../../../services/limits/rate-limiter';
 
 const allowed = (remaining: number): RateDecision => ({ allowed: true, limit: 120, remaining, resetSeconds: 30, retryAfterSeconds: 0 });

@@ -1,6 +1,6 @@
 import fp from 'fastify-plugin';
-import type { AppDeps } from '../deps';
-import type { LoadShedder } from '../load-shedder';
+import type { AppDeps } from './deps';
+import type { LoadShedder } from './load-shedder';
 
 export const DEPS_PLUGIN = 'app-deps';
 
