@@ -1,0 +1,187 @@
+import { z } from 'zod';
+import type { EventType } from './events';
+import { CompanyCacheRequest, ContentHash, DomainCacheRequest, PersonCacheRequest, RequestId } from './http';
+import { text } from './text';
+
+/**
+ * Webhooks (Standard Webhooks, docs/api.md "Webhooks") and watches (docs/api.md "Watches"): the
+ * event types a workspace can subscribe to and the bodies of their endpoints.
+ */
+
+/**
+ * Every webhook event type, and the event of the log it is delivered from. The dispatcher
+ * (services/webhooks/dispatcher.ts) turns each such event into one delivery per endpoint of the
+ * event's `workspace_id` subscribed to the type (only `webhook_endpoint_id`'s, when the event names
+ * one); the payload's `data` is the event's data. A new type is one entry here.
+ */
+export const WEBHOOK_EVENT_TYPES = {
+  'profile.changed': {
+    event: 'ProfileChanged',
+    description: "A watched profile's content_hash changed on a refresh: before and after hashes, the changed top-level fields. Sent to the watch's endpoint.",
+  },
+  'webhook_endpoint.failing': {
+    event: 'WebhookEndpointFailing',
+    description: "One of the workspace's endpoints gave up a delivery after retrying for the retry horizon (24 h). Sent to the workspace's other endpoints subscribed to it.",
+  },
+} as const satisfies Record<string, { event: EventType; description: string }>;
+export type WebhookEventType = keyof typeof WEBHOOK_EVENT_TYPES;
+export const WEBHOOK_EVENT_TYPE_NAMES = Object.keys(WEBHOOK_EVENT_TYPES) as [WebhookEventType, ...WebhookEventType[]];
+
+/** The webhook types delivered from one event type of the log. */
+export function webhookTypesOf(eventType: string): WebhookEventType[] {
+  return WEBHOOK_EVENT_TYPE_NAMES.filter((name) => WEBHOOK_EVENT_TYPES[name].event === eventType);
+}
+
+/** Standard Webhooks' payload: `{type, timestamp, data}`; the body signed and sent. */
+export const WebhookPayload = z
+  .strictObject({
+    type: z.enum(WEBHOOK_EVENT_TYPE_NAMES),
+    timestamp: z.iso.datetime({ offset: true }),
+    data: z.record(z.string(), z.unknown()),
+  })
+  .meta({ id: 'WebhookPayload', description: 'The body of every webhook request, signed over `webhook-id.webhook-timestamp.body`.' });
+
+export const WEBHOOK_URL_MAX_CHARS = 2048;
+export const WEBHOOK_DESCRIPTION_MAX_CHARS = 200;
+const ID_MAX_CHARS = 100;
+const idString = () => text({ max: ID_MAX_CHARS, kind: 'id' });
+const isoDateTime = () => z.iso.datetime({ offset: true });
+
+const EventTypes = z
+  .array(z.enum(WEBHOOK_EVENT_TYPE_NAMES))
+  .min(1)
+  .max(WEBHOOK_EVENT_TYPE_NAMES.length)
+  .meta({ description: `The event types sent to the endpoint: ${WEBHOOK_EVENT_TYPE_NAMES.join(', ')}.` });
+const WebhookUrl = text({ max: WEBHOOK_URL_MAX_CHARS, kind: 'reference' }).meta({
+  description: 'An `https://` (or `http://`) URL. Its host must resolve to public addresses only (unless the operator allows it): no private, loopback or link-local address.',
+  example: 'https://example.com/webhooks/lookup',
+});
+const Description = text({ max: WEBHOOK_DESCRIPTION_MAX_CHARS, kind: 'line' }).meta({ description: 'A note for people.' });
+
+export const WebhookEndpointPathParams = z.strictObject({ id: idString() });
+export const WebhookDeliveryPathParams = z.strictObject({ id: idString(), delivery_id: idString() });
+export const WatchPathParams = z.strictObject({ id: idString() });
+
+export const WebhookEndpointCreateRequest = z.strictObject({
+  url: WebhookUrl,
+  event_types: EventTypes,
+  description: Description.optional(),
+});
+
+export const WebhookEndpointPatchRequest = z
+  .strictObject({
+    url: WebhookUrl.optional(),
+    event_types: EventTypes.optional(),
+    description: Description.nullable().optional(),
+    enabled: z.boolean().optional().meta({ description: 'False: nothing is sent to it (deliveries still recorded as pending are sent once it is enabled again).' }),
+  });
+
+const WebhookEndpointState = z
+  .enum(['active', 'failing', 'disabled'])
+  .meta({ description: '`active`; `failing`: a delivery was given up after the retry horizon (a later success makes it `active` again); `disabled` by PATCH `enabled: false`.' });
+
+export const WebhookEndpoint = z
+  .strictObject({
+    id: z.string().startsWith('whep_'),
+    url: z.string(),
+    event_types: z.array(z.enum(WEBHOOK_EVENT_TYPE_NAMES)),
+    description: z.string().nullable(),
+    state: WebhookEndpointState,
+    failing_since: isoDateTime().nullable(),
+    previous_secret_expires_at: isoDateTime().nullable().meta({ description: 'While set, deliveries are signed with the previous secret too (rotation overlap).' }),
+    created_at: isoDateTime(),
+  })
+  .meta({ id: 'WebhookEndpoint' });
+
+const Meta = z.strictObject({ request_id: RequestId });
+
+export const WebhookEndpointResponse = z.strictObject({ data: WebhookEndpoint, meta: Meta }).meta({ id: 'WebhookEndpointResponse' });
+export const WebhookEndpointWithSecretResponse = z
+  .strictObject({
+    data: WebhookEndpoint.extend({
+      secret: z.string().startsWith('whsec_').meta({ description: 'The signing secret (`whsec_` + base64): shown only in this answer.' }),
+    }),
+    meta: Meta,
+  })
+  .meta({ id: 'WebhookEndpointWithSecretResponse' });
+export const WebhookEndpointListResponse = z.strictObject({ data: z.array(WebhookEndpoint), meta: Meta }).meta({ id: 'WebhookEndpointListResponse' });
+export const WebhookEndpointDeletedResponse = z
+  .strictObject({ data: z.strictObject({ id: z.string(), deleted: z.literal(true) }), meta: Meta })
+  .meta({ id: 'WebhookEndpointDeletedResponse' });
+
+export const WebhookAttempt = z
+  .strictObject({
+    attempt: z.int().positive(),
+    started_at: isoDateTime(),
+    status: z.enum(['succeeded', 'failed', 'refused']).meta({ description: '`succeeded`: a 2xx; `failed`: another status, a timeout or a connection error; `refused`: the address policy refused the URL.' }),
+    response_status: z.int().nullable().meta({ description: 'The HTTP status answered; null when none was.' }),
+    latency_ms: z.int().nonnegative(),
+    error: z.string().nullable(),
+  })
+  .meta({ id: 'WebhookAttempt' });
+
+export const WebhookDelivery = z
+  .strictObject({
+    id: z.string().startsWith('msg_').meta({ description: 'The `webhook-id` header: the same on every attempt and re-send.' }),
+    endpoint_id: z.string(),
+    event_type: z.enum(WEBHOOK_EVENT_TYPE_NAMES),
+    state: z.enum(['pending', 'delivered', 'failed']),
+    created_at: isoDateTime(),
+    next_attempt_at: isoDateTime().nullable(),
+    payload: WebhookPayload,
+    attempts: z.array(WebhookAttempt),
+  })
+  .meta({ id: 'WebhookDelivery' });
+
+export const WebhookDeliveryListQuery = z.strictObject({
+  limit: z.coerce.number().int().min(1).max(100).default(20).meta({ description: 'At most this many, newest first (1–100, default 20).' }),
+});
+export const WebhookDeliveryListResponse = z.strictObject({ data: z.array(WebhookDelivery), meta: Meta }).meta({ id: 'WebhookDeliveryListResponse' });
+export const WebhookDeliveryResponse = z.strictObject({ data: WebhookDelivery, meta: Meta }).meta({ id: 'WebhookDeliveryResponse' });
+
+// ---------- watches ----------
+
+export const WATCH_INTERVALS = { '1d': 86_400_000, '7d': 7 * 86_400_000, '30d': 30 * 86_400_000 } as const;
+export type WatchInterval = keyof typeof WATCH_INTERVALS;
+const Every = z.enum(Object.keys(WATCH_INTERVALS) as [WatchInterval, ...WatchInterval[]]).meta({ description: 'How often the reference is refreshed: `1d`, `7d` or `30d`.' });
+
+/** What can be watched: a profile lookup, with the body its endpoint takes (without `max_age`). */
+export const WatchCreateRequest = z.discriminatedUnion('operation', [
+  z.strictObject({ operation: z.literal('company'), body: CompanyCacheRequest, every: Every, webhook_endpoint_id: idString() }),
+  z.strictObject({ operation: z.literal('domain'), body: DomainCacheRequest, every: Every, webhook_endpoint_id: idString() }),
+  z.strictObject({ operation: z.literal('person'), body: PersonCacheRequest, every: Every, webhook_endpoint_id: idString() }),
+]);
+export type WatchCreateRequest = z.output<typeof WatchCreateRequest>;
+export type WatchedOperation = WatchCreateRequest['operation'];
+
+export const Watch = z
+  .strictObject({
+    id: z.string().startsWith('wat_'),
+    operation: z.enum(['company', 'domain', 'person']),
+    body: z.record(z.string(), z.string()),
+    every: Every,
+    webhook_endpoint_id: z.string(),
+    state: z.enum(['active', 'paused']),
+    paused_reason: z.enum(['insufficient_credits']).nullable().meta({ description: '`insufficient_credits`: the balance is below the price of a refresh; resumed by itself once it is not.' }),
+    next_run_at: isoDateTime(),
+    last_run_at: isoDateTime().nullable(),
+    last_request_id: z.string().nullable().meta({ description: 'The request id of the last refresh (its ledger and usage rows carry it).' }),
+    content_hash: ContentHash.nullable().meta({ description: 'The hash of the profile as last seen.' }),
+    created_at: isoDateTime(),
+  })
+  .meta({ id: 'Watch' });
+
+export const WatchResponse = z.strictObject({ data: Watch, meta: Meta }).meta({ id: 'WatchResponse' });
+export const WatchListResponse = z.strictObject({ data: z.array(Watch), meta: Meta }).meta({ id: 'WatchListResponse' });
+export const WatchDeletedResponse = z.strictObject({ data: z.strictObject({ id: z.string(), deleted: z.literal(true) }), meta: Meta }).meta({ id: 'WatchDeletedResponse' });
+export const WatchRunResponse = z
+  .strictObject({
+    data: Watch,
+    meta: Meta.extend({
+      refresh_request_id: RequestId.meta({ description: 'The request id the refresh was charged under.' }),
+      changed: z.boolean().meta({ description: 'True when the content_hash changed (a `profile.changed` webhook follows).' }),
+      credits_charged: z.int().nonnegative(),
+      credits_remaining: z.int().nonnegative(),
+    }),
+  })
+  .meta({ id: 'WatchRunResponse' });
