@@ -155,7 +155,7 @@ export const EVENT_SCHEMAS = {
     webhook_endpoint_id: webhookEndpointId,
     request_id: requestId,
   }),
-  /** On the workspace's stream: a delivery was given up after the retry horizon; the endpoint is `failing`. */
+  /** On the endpoint's stream (`webhookendpoint-<id>`): a delivery was given up after the retry horizon; the endpoint is `failing`. */
   WebhookEndpointFailing: z.object({
     workspace_id: workspaceId,
     endpoint_id: webhookEndpointId,
@@ -214,4 +214,6 @@ export const streams = {
   /** Not-found answers have no entity: they live on the stream of the reference that was asked. */
   notFound: (alias: string) => `notfound-${alias}`,
   watch: (id: string) => `watch-${id}`,
+  /** Kept off the workspace's stream, whose ledger events are hash-chained. */
+  webhookEndpoint: (id: string) => `webhookendpoint-${id}`,
 };

@@ -54,6 +54,8 @@ const SUCCESS_HEADERS: Record<Exclude<Area, 'admin'>, z.ZodRawShape> = {
     'Idempotent-Replayed': H.replayed.optional(),
   },
   cache: { 'X-Credits-Charged': H.creditsCharged, 'X-Credits-Remaining': H.creditsRemaining },
+  webhooks: {},
+  watches: {},
   meta: {},
 };
 
@@ -234,6 +236,8 @@ export function buildOpenApiDocument(opts: OpenApiOptions = {}): Record<string, 
       { name: 'Lookups', description: 'Company and person lookups (charged).' },
       { name: 'Search', description: 'Web search results as JSON (charged).' },
       { name: 'Cache', description: 'What the cache holds (free).' },
+      { name: 'Webhooks', description: 'Webhook endpoints, signed by the Standard Webhooks specification, their deliveries and re-sends (free).' },
+      { name: 'Watches', description: 'Profiles refreshed on schedule, `profile.changed` webhooks on change (each refresh charged).' },
       { name: 'Meta', description: 'Public, unauthenticated endpoints.' },
       CONSOLE_TAG,
     ],

@@ -82,7 +82,7 @@ const WebhookEndpointState = z
 
 export const WebhookEndpoint = z
   .strictObject({
-    id: z.string().startsWith('whep_'),
+    id: z.string().regex(/^whep_/),
     url: z.string(),
     event_types: z.array(z.enum(WEBHOOK_EVENT_TYPE_NAMES)),
     description: z.string().nullable(),
@@ -99,7 +99,7 @@ export const WebhookEndpointResponse = z.strictObject({ data: WebhookEndpoint, m
 export const WebhookEndpointWithSecretResponse = z
   .strictObject({
     data: WebhookEndpoint.extend({
-      secret: z.string().startsWith('whsec_').meta({ description: 'The signing secret (`whsec_` + base64): shown only in this answer.' }),
+      secret: z.string().regex(/^whsec_/).meta({ description: 'The signing secret (`whsec_` + base64): shown only in this answer.' }),
     }),
     meta: Meta,
   })
@@ -122,7 +122,7 @@ export const WebhookAttempt = z
 
 export const WebhookDelivery = z
   .strictObject({
-    id: z.string().startsWith('msg_').meta({ description: 'The `webhook-id` header: the same on every attempt and re-send.' }),
+    id: z.string().regex(/^msg_/).meta({ description: 'The `webhook-id` header: the same on every attempt and re-send.' }),
     endpoint_id: z.string(),
     event_type: z.enum(WEBHOOK_EVENT_TYPE_NAMES),
     state: z.enum(['pending', 'delivered', 'failed']),
@@ -156,7 +156,7 @@ export type WatchedOperation = WatchCreateRequest['operation'];
 
 export const Watch = z
   .strictObject({
-    id: z.string().startsWith('wat_'),
+    id: z.string().regex(/^wat_/),
     operation: z.enum(['company', 'domain', 'person']),
     body: z.record(z.string(), z.string()),
     every: Every,

@@ -1,5 +1,6 @@
 import type { Socket } from 'node:net';
 import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import { KEY_AREAS, type Area } from '../../contracts/endpoints';
 import { ANONYMOUS_RATE_LIMITED, ApiError } from '../../contracts/errors';
 import { newRequestId } from '../common/ids';
 import type { Config } from '../config/config';
@@ -142,7 +143,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     if (!decision.allowed) {
       throw new ApiError('rate_limited', { retryAfterSeconds: decision.retryAfterSeconds, ...(req.apiKey ? {} : { message: ANONYMOUS_RATE_LIMITED }) });
     }
-    if ((area === 'lookup' || area === 'cache') && !req.apiKey) {
+    if (KEY_AREAS.includes(area as Area) && !req.apiKey) {
       // RFC 9110 §11.6.1: a 401 names the scheme it wants.
       reply.header('WWW-Authenticate', 'Bearer');
       throw new ApiError('unauthorized');

@@ -32,6 +32,8 @@ import { KeyAuthenticator } from '../keys/authenticator';
 import { KeyUseRecorder } from '../keys/key-use';
 import { CacheIndexMemory } from '../lookup/cache-index-memory';
 import { createRedisRevocationMarks } from '../keys/revocation-marks-redis';
+import { WebhookDeliveryWorker } from '../webhooks/delivery-worker';
+import { webhookDispatch } from '../webhooks/dispatcher';
 
 export interface RunningServer {
   app: FastifyInstance;
@@ -168,6 +170,14 @@ export async function startServer(config: Config): Promise<RunningServer> {
       const unregisterRelayLag = registerLagSource('relay', relayBehind);
       closers.push(async () => unregisterRelayLag());
     }
+
+    // Webhooks: events of the log become deliveries (one subscription across instances), and
+    // every instance sends what is due (claimed row by row).
+    const dispatch = startSubscription(store, webhookDispatch, { pollIntervalMs: config.webhooks.pollMs, coalesceWakesMs: 100, onError: everyNthError(log, 'webhook dispatch failed; retrying') });
+    closers.push(() => dispatch.stop());
+    const deliveries = new WebhookDeliveryWorker(store, { settings: config.webhooks, logger: log });
+    deliveries.start();
+    closers.push(() => deliveries.stop());
 
     const app = await buildApp({ config, store, ledger, lookups, authenticator, keyUse, ...limits, idempotency, relayLag, lifecycle });
     closers.push(() => app.close());
