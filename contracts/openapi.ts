@@ -167,6 +167,9 @@ function operation(row: Endpoint, docsUrl: string): ZodOpenApiOperationObject {
     // The Meta area is public: no key.
     ...(row.area === 'meta' ? { security: [] } : {}),
     ...(row.idempotent ? { parameters: [IdempotencyKeyHeader] } : {}),
+    ...(row.params === undefined && row.query === undefined
+      ? {}
+      : { requestParams: { ...(row.params ? { path: row.params as z.ZodObject } : {}), ...(row.query ? { query: row.query as z.ZodObject } : {}) } }),
     ...(row.body === undefined
       ? {}
       : { requestBody: { required: true, content: { 'application/json': { schema: row.body, ...(example?.request === undefined ? {} : { example: example.request }) } } } }),

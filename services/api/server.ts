@@ -34,6 +34,7 @@ import { CacheIndexMemory } from '../lookup/cache-index-memory';
 import { createRedisRevocationMarks } from '../keys/revocation-marks-redis';
 import { WebhookDeliveryWorker } from '../webhooks/delivery-worker';
 import { webhookDispatch } from '../webhooks/dispatcher';
+import { WatchService, startWatchScheduler } from '../watches/watch-service';
 
 export interface RunningServer {
   app: FastifyInstance;
@@ -178,6 +179,9 @@ export async function startServer(config: Config): Promise<RunningServer> {
     const deliveries = new WebhookDeliveryWorker(store, { settings: config.webhooks, logger: log });
     deliveries.start();
     closers.push(() => deliveries.stop());
+    // Watches: every instance runs the schedule; each due watch is claimed by one of them.
+    const scheduler = startWatchScheduler(new WatchService(store, lookups, ledger, { logger: log, sourceTimeoutMs: config.sourceTimeoutMs }), config.watchPollMs, log);
+    closers.push(() => scheduler.stop());
 
     const app = await buildApp({ config, store, ledger, lookups, authenticator, keyUse, ...limits, idempotency, relayLag, lifecycle });
     closers.push(() => app.close());

@@ -4,8 +4,9 @@ import { cacheRoutes } from './cache';
 import { lookupRoutes } from './lookups';
 import { metaRoutes } from './meta';
 import { metricsRoutes } from './metrics';
+import { watchRoutes } from './watches';
 import { webhookRoutes } from './webhooks';
 
 /** Every route plugin; each registers its rows of the route table (contracts/endpoints.ts). */
 /** The console (services/console-web) registers its own pages and /console/v1 calls. */
-export const routePlugins = [metaRoutes, lookupRoutes, cacheRoutes, webhookRoutes, adminRoutes, consoleRoutes, metricsRoutes];
+export const routePlugins = [metaRoutes, lookupRoutes, cacheRoutes, webhookRoutes, watchRoutes, adminRoutes, consoleRoutes, metricsRoutes];
