@@ -152,7 +152,6 @@ export const WatchCreateRequest = z.discriminatedUnion('operation', [
   z.strictObject({ operation: z.literal('person'), body: PersonCacheRequest, every: Every, webhook_endpoint_id: idString() }),
 ]);
 export type WatchCreateRequest = z.output<typeof WatchCreateRequest>;
-export type WatchedOperation = WatchCreateRequest['operation'];
 
 export const Watch = z
   .strictObject({

@@ -37,7 +37,7 @@ interface WatchRow {
 
 const iso = (v: Date | string) => new Date(v).toISOString();
 
-export function watchView(row: WatchRow) {
+function watchView(row: WatchRow) {
   return {
     id: row.id,
     operation: row.operation,
