@@ -17,6 +17,8 @@ const PAUSED_RECHECK_MS = 3_600_000;
 /** A claimed watch whose instance died is due again this long after the source's timeout. */
 const LEASE_MARGIN_MS = 60_000;
 const CLAIM_BATCH = 10;
+/** Why a watch waits: the one pause reason there is. */
+const OUT_OF_CREDITS = 'insufficient_credits' as const;
 
 interface WatchRow {
   id: string;
@@ -274,10 +276,10 @@ export class WatchService {
   private async pause(row: WatchRow): Promise<void> {
     await this.store.transaction(async (tx) => {
       const { rowCount } = await tx.sql.query(
-        `UPDATE watches SET paused_reason = 'insufficient_credits', next_run_at = $2::timestamptz WHERE id = $1 AND paused_reason IS NULL`,
-        [row.id, new Date(this.now().getTime() + Math.min(PAUSED_RECHECK_MS, WATCH_INTERVALS[row.every])).toISOString()],
+        'UPDATE watches SET paused_reason = $3, next_run_at = $2::timestamptz WHERE id = $1 AND paused_reason IS NULL',
+        [row.id, new Date(this.now().getTime() + Math.min(PAUSED_RECHECK_MS, WATCH_INTERVALS[row.every])).toISOString(), OUT_OF_CREDITS],
       );
-      if (rowCount > 0) await tx.append(streams.watch(row.id), [newEvent('WatchPaused', { watch_id: row.id, workspace_id: row.workspace_id, reason: 'insufficient_credits' })]);
+      if (rowCount > 0) await tx.append(streams.watch(row.id), [newEvent('WatchPaused', { watch_id: row.id, workspace_id: row.workspace_id, reason: OUT_OF_CREDITS })]);
     });
   }
 
