@@ -1,6 +1,6 @@
-import { freeAreaEndpoints, pricedEndpoint } from '../../contracts/endpoints';
+import { batchEndpoint, freeAreaEndpoints, pricedEndpoint } from '../../contracts/endpoints';
 import { ERROR_CATALOGUE, ERROR_CODES, type BillingRule, type ErrorCode } from '../../contracts/errors';
-import type { PricedOperation, PricingResponse } from '../../contracts/http';
+import { BATCH_MAX_ITEMS, type PricedOperation, type PricingResponse } from '../../contracts/http';
 import { PRICES } from '../../contracts/prices';
 
 /**
@@ -91,6 +91,7 @@ export function pricingTable(): PricingResponse {
         not_found_free_from_cache: row.notFound !== null,
       };
     }),
+    batch: batchPricing(),
     free: FREE_AREAS.map((area) => ({ area, price: 0 as const, endpoints: freeAreaEndpoints(area) })),
     notes: [
       'A cache HIT of a profile is charged like a live lookup.',
@@ -98,9 +99,16 @@ export function pricingTable(): PricingResponse {
       'A call is refused with insufficient_credits when the balance is below its success price; nothing is charged.',
       `Calls refused with ${neverChargedText()} are never charged.`,
       `${listed(codesBilled('refunded'))} are refunded automatically: credits_charged and X-Credits-Charged show 0.`,
+      `${batchEndpoint().method} ${batchEndpoint().path} costs the sum of its items' prices, each item charged, refunded and refused as its single call.`,
       'Creating and reading watches is free; each refresh of a watch (on its schedule, or POST /v1/watches/{id}/run) is charged like a live lookup of its operation (company, domain, or person_url / person_name by its reference), refunded on failure.',
     ],
   };
+}
+
+function batchPricing(): PricingResponse['batch'] {
+  const { method, path } = batchEndpoint();
+  if (method !== 'POST') throw new Error('the batch endpoint is not a POST');
+  return { method, endpoint: path, max_items: BATCH_MAX_ITEMS, price: 'sum_of_items' };
 }
 
 /**

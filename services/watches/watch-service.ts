@@ -4,8 +4,8 @@ import { WATCH_INTERVALS, type WatchCreateRequest, type WatchInterval } from '..
 import { newRequestId, newWatchId } from '../common/ids';
 import type { Logger } from '../common/log';
 import type { EventStore } from '../eventstore/event-store';
-import type { Ledger } from '../ledger/ledger';
 import { successPrice } from '../ledger/pricing';
+import type { ReadModels } from '../read-models/read-models';
 import { recordWatchRefresh } from '../metrics/metrics';
 import { aliases, companyAlias, personAlias } from '../lookup/aliases';
 import type { Caller, LookupResult, LookupService } from '../lookup/lookup-service';
@@ -89,7 +89,7 @@ export class WatchService {
   constructor(
     private readonly store: EventStore,
     private readonly lookups: LookupService,
-    private readonly ledger: Ledger,
+    private readonly readModels: Pick<ReadModels, 'balance'>,
     private readonly options: WatchServiceOptions,
   ) {
     this.now = options.now ?? (() => new Date());
@@ -204,7 +204,7 @@ export class WatchService {
     const watched = this.watched(row.operation, row.body);
     const log = { watch_id: row.id, workspace_id: row.workspace_id, request_id: requestId };
     if (checkBalanceFirst && row.paused_reason !== null) {
-      const balance = (await this.ledger.balance(row.workspace_id)) ?? 0;
+      const balance = (await this.readModels.balance(row.workspace_id)) ?? 0;
       if (balance < successPrice(watched.operation)) {
         await this.reschedule(row.id, PAUSED_RECHECK_MS, row.every);
         recordWatchRefresh('paused');

@@ -8,7 +8,7 @@ import { DEPS_PLUGIN } from '../plugins/deps';
 export const watchRoutes = fp(
   async (app) => {
     const { deps } = app;
-    const watches = new WatchService(deps.store, deps.lookups, deps.ledger, { logger: app.log, sourceTimeoutMs: deps.config.sourceTimeoutMs });
+    const watches = new WatchService(deps.store, deps.lookups, deps.readModels, { logger: app.log, sourceTimeoutMs: deps.config.sourceTimeoutMs });
     const noWatch = () => new ApiError('not_found', { reason: 'no_watch', message: 'No such watch in this workspace.' });
     const meta = (requestId: string) => ({ request_id: requestId });
 
