@@ -1,10 +1,10 @@
 import { newEvent, streams } from '../../contracts/events';
 import type { Logger } from '../common/log';
-import type { Config } from '../config/config';
 import type { EventStore } from '../eventstore/event-store';
 import { recordWebhookAttempt } from '../metrics/metrics';
+import type { AllowedHosts } from './address-policy';
 import { postWebhook, type AttemptOutcome } from './outbound';
-import { nextAttemptAt } from './retry-schedule';
+import { nextAttemptAt, type RetryPolicy } from './retry-schedule';
 import { signedHeaders } from './signing';
 import { storableError } from './webhook-store';
 
@@ -26,8 +26,16 @@ interface ClaimedDelivery {
   previous_valid: boolean;
 }
 
+/** The WEBHOOK_* settings a worker sends by (services/config/config.ts reads them). */
+export interface DeliverySettings {
+  allowedHosts: AllowedHosts;
+  timeoutMs: number;
+  retry: RetryPolicy;
+  pollMs: number;
+}
+
 export interface DeliveryWorkerOptions {
-  settings: Config['webhooks'];
+  settings: DeliverySettings;
   logger: Logger;
   now?: () => Date;
   random?: () => number;
