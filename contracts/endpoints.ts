@@ -80,6 +80,25 @@ import {
   WorkspaceResponse,
   type PricedOperation,
 } from './http';
+import {
+  WatchCreateRequest,
+  WatchDeletedResponse,
+  WatchListResponse,
+  WatchPathParams,
+  WatchResponse,
+  WatchRunResponse,
+  WebhookDeliveryListQuery,
+  WebhookDeliveryListResponse,
+  WebhookDeliveryPathParams,
+  WebhookDeliveryResponse,
+  WebhookEndpointCreateRequest,
+  WebhookEndpointDeletedResponse,
+  WebhookEndpointListResponse,
+  WebhookEndpointPatchRequest,
+  WebhookEndpointPathParams,
+  WebhookEndpointResponse,
+  WebhookEndpointWithSecretResponse,
+} from './webhooks';
 
 /**
  * The one route table: every route the service answers is a row, the public API, the admin API,
@@ -91,8 +110,8 @@ import {
  */
 
 /** Which part of the service a route belongs to: decides its success headers and how it is counted. */
-export type Area = 'lookup' | 'cache' | 'meta' | 'admin' | 'console';
-export type Tag = 'Lookups' | 'Search' | 'Cache' | 'Meta' | 'Admin' | 'Console';
+export type Area = 'lookup' | 'cache' | 'webhooks' | 'watches' | 'meta' | 'admin' | 'console';
+export type Tag = 'Lookups' | 'Search' | 'Cache' | 'Webhooks' | 'Watches' | 'Meta' | 'Admin' | 'Console';
 
 /**
  * Who may call a route (services/http/admission):
@@ -177,7 +196,7 @@ export const ANONYMOUS_RATE_PER_MINUTE = 120;
 /** Console pages and calls per client address and minute. */
 export const CONSOLE_RATE_PER_MINUTE = 600;
 
-const ADMISSION_BY_AREA: Record<Area, Admission> = { lookup: 'apiKey', cache: 'apiKey', meta: 'public', admin: 'admin', console: 'session' };
+const ADMISSION_BY_AREA: Record<Area, Admission> = { lookup: 'apiKey', cache: 'apiKey', webhooks: 'apiKey', watches: 'apiKey', meta: 'public', admin: 'admin', console: 'session' };
 const RATE_LIMIT_BY_ADMISSION: Record<Admission, RateLimitPolicy> = { public: 'bucket', apiKey: 'bucket', admin: 'none', session: 'console' };
 
 export function admissionOf(row: Endpoint): Admission {
@@ -259,6 +278,12 @@ const CACHE_ERRORS = ['invalid_request', 'service_unavailable'] as const satisfi
 const META_ERRORS = [] as const satisfies readonly ErrorCode[];
 const ADMIN_ERRORS = ['invalid_request', 'unauthorized', 'internal_error', 'service_unavailable'] as const satisfies readonly ErrorCode[];
 const ADMIN_ID_ERRORS = [...ADMIN_ERRORS, 'not_found'] as const satisfies readonly ErrorCode[];
+
+/** Webhook endpoints and watches are rows of the database: 404 for another workspace's or none. */
+const WEBHOOK_ERRORS = ['invalid_request', 'service_unavailable'] as const satisfies readonly ErrorCode[];
+const WEBHOOK_ID_ERRORS = [...WEBHOOK_ERRORS, 'not_found'] as const satisfies readonly ErrorCode[];
+/** Running a watch now is a lookup: its errors, the watch's not-found. */
+const WATCH_RUN_ERRORS = LOOKUP_ERRORS.filter((code) => !code.startsWith('idempotency_'));
 
 const CACHE_DESCRIPTION = 'Free of charge. Says what the cache holds for the reference; never returns the profile itself.';
 const html = 'html' as const;
@@ -451,6 +476,207 @@ export const ENDPOINTS = [
     errors: ['service_unavailable'],
     idempotent: false,
     docs: 'Cache entry counts (free)',
+  },
+  // ---------- Webhooks (free) ----------
+  {
+    id: 'createWebhookEndpoint',
+    method: 'POST',
+    path: '/v1/webhook-endpoints',
+    area: 'webhooks',
+    tag: 'Webhooks',
+    summary: 'Register a webhook endpoint (its signing secret is shown only in this answer)',
+    description:
+      'Free. Deliveries follow the Standard Webhooks specification: `webhook-id`, `webhook-timestamp` and `webhook-signature` (`v1,` + base64 HMAC-SHA256 over `id.timestamp.body`, with the `whsec_` secret). The URL must resolve to public addresses only, unless the operator allows more (WEBHOOK_ALLOWED_HOSTS).',
+    body: WebhookEndpointCreateRequest,
+    answer: WebhookEndpointWithSecretResponse,
+    answerDescription: 'The endpoint, with its signing secret (shown only here and on rotation).',
+    status: 201,
+    errors: WEBHOOK_ERRORS,
+    idempotent: false,
+    docs: 'Register a webhook endpoint: {"url": …, "event_types": […]} (free)',
+  },
+  {
+    id: 'listWebhookEndpoints',
+    method: 'GET',
+    path: '/v1/webhook-endpoints',
+    area: 'webhooks',
+    tag: 'Webhooks',
+    summary: "The workspace's webhook endpoints",
+    description: 'Free. `state` says whether an endpoint is `failing` (a delivery was given up after 24 h of retries).',
+    answer: WebhookEndpointListResponse,
+    status: 200,
+    errors: WEBHOOK_ERRORS,
+    idempotent: false,
+    docs: "The workspace's webhook endpoints (free)",
+  },
+  {
+    id: 'getWebhookEndpoint',
+    method: 'GET',
+    path: '/v1/webhook-endpoints/{id}',
+    area: 'webhooks',
+    tag: 'Webhooks',
+    summary: 'A webhook endpoint',
+    description: 'Free.',
+    params: WebhookEndpointPathParams,
+    answer: WebhookEndpointResponse,
+    status: 200,
+    errors: WEBHOOK_ID_ERRORS,
+    idempotent: false,
+    docs: 'A webhook endpoint (free)',
+  },
+  {
+    id: 'updateWebhookEndpoint',
+    method: 'PATCH',
+    path: '/v1/webhook-endpoints/{id}',
+    area: 'webhooks',
+    tag: 'Webhooks',
+    summary: "Change a webhook endpoint's URL, event types, description, or pause it",
+    description: 'Free.',
+    params: WebhookEndpointPathParams,
+    body: WebhookEndpointPatchRequest,
+    answer: WebhookEndpointResponse,
+    status: 200,
+    errors: WEBHOOK_ID_ERRORS,
+    idempotent: false,
+    docs: 'Change a webhook endpoint (free)',
+  },
+  {
+    id: 'deleteWebhookEndpoint',
+    method: 'DELETE',
+    path: '/v1/webhook-endpoints/{id}',
+    area: 'webhooks',
+    tag: 'Webhooks',
+    summary: 'Delete a webhook endpoint (its pending deliveries are dropped)',
+    description: 'Free.',
+    params: WebhookEndpointPathParams,
+    answer: WebhookEndpointDeletedResponse,
+    status: 200,
+    errors: WEBHOOK_ID_ERRORS,
+    idempotent: false,
+    docs: 'Delete a webhook endpoint (free)',
+  },
+  {
+    id: 'rotateWebhookSecret',
+    method: 'POST',
+    path: '/v1/webhook-endpoints/{id}/rotate-secret',
+    area: 'webhooks',
+    tag: 'Webhooks',
+    summary: 'Rotate the signing secret (the previous one still signs during the overlap)',
+    description:
+      'Free. A new secret, shown only in this answer. Until `previous_secret_expires_at` (WEBHOOK_SECRET_OVERLAP_MS, default 24 h) every delivery carries two signatures in `webhook-signature`, one per secret, so a receiver can switch at its own pace.',
+    params: WebhookEndpointPathParams,
+    answer: WebhookEndpointWithSecretResponse,
+    status: 200,
+    errors: WEBHOOK_ID_ERRORS,
+    idempotent: false,
+    docs: 'Rotate the signing secret, with overlap (free)',
+  },
+  {
+    id: 'listWebhookDeliveries',
+    method: 'GET',
+    path: '/v1/webhook-endpoints/{id}/deliveries',
+    area: 'webhooks',
+    tag: 'Webhooks',
+    summary: "An endpoint's deliveries, newest first, each with its attempts",
+    description: 'Free. Each attempt: its status, latency and the response code.',
+    params: WebhookEndpointPathParams,
+    query: WebhookDeliveryListQuery,
+    answer: WebhookDeliveryListResponse,
+    status: 200,
+    errors: WEBHOOK_ID_ERRORS,
+    idempotent: false,
+    docs: "An endpoint's deliveries and their attempts (free)",
+  },
+  {
+    id: 'resendWebhookDelivery',
+    method: 'POST',
+    path: '/v1/webhook-endpoints/{id}/deliveries/{delivery_id}/resend',
+    area: 'webhooks',
+    tag: 'Webhooks',
+    summary: 'Send a delivery again (same `webhook-id`)',
+    description: 'Free. The delivery is due at once, whatever its state, with the same `webhook-id` (receivers de-duplicate by it) and a new retry horizon.',
+    params: WebhookDeliveryPathParams,
+    answer: WebhookDeliveryResponse,
+    status: 202,
+    errors: WEBHOOK_ID_ERRORS,
+    idempotent: false,
+    docs: 'Re-send a delivery (free)',
+  },
+  // ---------- Watches (each refresh charged) ----------
+  {
+    id: 'createWatch',
+    method: 'POST',
+    path: '/v1/watches',
+    area: 'watches',
+    tag: 'Watches',
+    summary: 'Watch a company or person: refreshed on schedule, `profile.changed` sent on change',
+    description:
+      'Free to create. Every refresh (scheduled, or POST /v1/watches/{id}/run) is charged like a lookup of `operation` (a REFRESH), refunded on failure, under its own request id. When the content_hash changes, `ProfileChanged` is appended and a `profile.changed` webhook sent to `webhook_endpoint_id`. A workspace whose balance is below the price pauses its watches until it is not.',
+    body: WatchCreateRequest,
+    answer: WatchResponse,
+    status: 201,
+    errors: [...WEBHOOK_ID_ERRORS, 'invalid_company_reference', 'invalid_domain', 'invalid_person_reference'],
+    idempotent: false,
+    docs: 'Watch a profile: {"operation": "company"|"domain"|"person", "body": {…}, "every": "1d"|"7d"|"30d", "webhook_endpoint_id": …} (each refresh charged)',
+  },
+  {
+    id: 'listWatches',
+    method: 'GET',
+    path: '/v1/watches',
+    area: 'watches',
+    tag: 'Watches',
+    summary: "The workspace's watches",
+    description: 'Free.',
+    answer: WatchListResponse,
+    status: 200,
+    errors: WEBHOOK_ERRORS,
+    idempotent: false,
+    docs: "The workspace's watches (free)",
+  },
+  {
+    id: 'getWatch',
+    method: 'GET',
+    path: '/v1/watches/{id}',
+    area: 'watches',
+    tag: 'Watches',
+    summary: 'A watch',
+    description: 'Free.',
+    params: WatchPathParams,
+    answer: WatchResponse,
+    status: 200,
+    errors: WEBHOOK_ID_ERRORS,
+    idempotent: false,
+    docs: 'A watch (free)',
+  },
+  {
+    id: 'deleteWatch',
+    method: 'DELETE',
+    path: '/v1/watches/{id}',
+    area: 'watches',
+    tag: 'Watches',
+    summary: 'Stop watching',
+    description: 'Free.',
+    params: WatchPathParams,
+    answer: WatchDeletedResponse,
+    status: 200,
+    errors: WEBHOOK_ID_ERRORS,
+    idempotent: false,
+    docs: 'Delete a watch (free)',
+  },
+  {
+    id: 'runWatch',
+    method: 'POST',
+    path: '/v1/watches/{id}/run',
+    area: 'watches',
+    tag: 'Watches',
+    summary: 'Refresh a watch now instead of waiting for its schedule',
+    description: 'Charged like a lookup of the watched operation that fetches live (a REFRESH), refunded on failure. The next scheduled refresh is one interval from now.',
+    params: WatchPathParams,
+    answer: WatchRunResponse,
+    status: 200,
+    errors: [...WATCH_RUN_ERRORS, 'unresolvable_id'],
+    idempotent: false,
+    docs: 'Refresh a watch now (charged like its lookup)',
   },
   // ---------- Meta (public) ----------
   {
@@ -1227,7 +1453,7 @@ export function documentRows(document: 'public' | 'admin'): Endpoint[] {
 }
 
 /** `METHOD /path` of each endpoint of a free area, as `GET /v1/pricing` lists them. */
-export function freeAreaEndpoints(area: 'cache' | 'meta'): string[] {
+export function freeAreaEndpoints(area: 'cache' | 'webhooks' | 'watches' | 'meta'): string[] {
   return ENDPOINTS.filter((row: Endpoint) => row.area === area && row.pricingListed !== false).map((row) => `${row.method} ${row.path}`);
 }
 

@@ -379,7 +379,7 @@ export const PricedOperationEntry = z
 
 export const FreeArea = z
   .strictObject({
-    area: z.enum(['cache', 'meta']).meta({ description: 'The free area.' }),
+    area: z.enum(['cache', 'webhooks', 'watches', 'meta']).meta({ description: 'The free area (`watches`: creating and reading them; each refresh is charged, see `notes`).' }),
     price: z.literal(0).meta({ description: 'Always 0.' }),
     endpoints: z.array(z.string()).meta({ description: '`METHOD /path` of each endpoint of the area.' }),
   })

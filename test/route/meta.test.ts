@@ -29,7 +29,7 @@ describe('200', () => {
       'person_name /v1/person',
       'search /v1/search',
     ]);
-    expect(pricing.free[1].endpoints).toContain('GET /docs');
+    expect(pricing.free.find((area: { area: string }) => area.area === 'meta').endpoints).toContain('GET /docs');
     expect((await t.call('GET', '/v1/errors')).json().data).toHaveLength(ERROR_CODES.length);
     const openapi = await t.call('GET', '/v1/openapi.json');
     expect(openapi.json().servers).toHaveLength(1);

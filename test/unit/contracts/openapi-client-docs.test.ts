@@ -100,7 +100,7 @@ describe('the OpenAPI document for clients', () => {
   it('has a license, and a described tag for each area that every operation uses', () => {
     expect(doc.info.license).toMatchObject({ name: expect.any(String) });
     const tags = doc.tags.map((t: Json) => t.name);
-    expect(tags).toEqual(['Lookups', 'Search', 'Cache', 'Meta', 'Console']);
+    expect(tags).toEqual(['Lookups', 'Search', 'Cache', 'Webhooks', 'Watches', 'Meta', 'Console']);
     for (const tag of doc.tags) expect(tag.description).toEqual(expect.any(String));
     for (const { path, method, op } of operations) expect(op.tags.length === 1 && tags.includes(op.tags[0]), `${method} ${path}`).toBe(true);
   });

@@ -6,8 +6,8 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
-import { brokerAnswers, ensureKafkaLib } from '../../../infra/scripts/kafka-broker';
-import { REPO_ROOT } from '../../../infra/scripts/runtime';
+import { brokerAnswers, ensureKafkaLib } from '../../infra/scripts/kafka-broker';
+import { REPO_ROOT } from '../../infra/scripts/runtime';
 
 export interface ReadMessage {
   topic: string;
