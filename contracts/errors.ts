@@ -434,9 +434,12 @@ export function escapeHtml(text: string): string {
     .replace(/'/g, '&#39;');
 }
 
+/** No icon of their own: an empty one, so browsers do not ask for /favicon.ico (a 404). */
+export const DOCS_ICON_LINK = '<link rel="icon" href="data:,">';
+
 /** The viewport tag and, when given, the style sheet link of a docs page's head (/docs, /docs/errors). */
 export const docsHeadHtml = (stylesheetHref?: string): string =>
-  `<meta name="viewport" content="width=device-width, initial-scale=1">${stylesheetHref === undefined ? '' : `<link rel="stylesheet" href="${escapeHtml(stylesheetHref)}">`}`;
+  `<meta name="viewport" content="width=device-width, initial-scale=1">${DOCS_ICON_LINK}${stylesheetHref === undefined ? '' : `<link rel="stylesheet" href="${escapeHtml(stylesheetHref)}">`}`;
 
 /**
  * The human page behind `error.doc_url`: one element with `id="<code>"` per code.

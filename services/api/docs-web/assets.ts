@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { escapeHtml } from '../../../contracts/errors';
+import { DOCS_ICON_LINK, escapeHtml } from '../../../contracts/errors';
 
 /** One file under /docs/assets: its bytes, media type and content hash (the `?v=` of its URL). */
 export type DocsAsset = { body: Buffer; type: string; version: string };
@@ -24,13 +24,25 @@ body.reference{max-width:none;padding:0}body.reference nav.docs-nav{padding:.5re
 
 const requireFromHere = createRequire(import.meta.url);
 
+/** The one image Redoc's bundle loads from its CDN (the side menu's "API docs by Redocly" logo). */
+const REDOC_REMOTE_LOGO = 'https://cdn.redoc.ly/redoc/logo-mini.svg';
+
+/**
+ * Nothing is loaded from another host: the logo's address becomes empty, so the image fails at once
+ * and Redoc drops it (its onError), leaving the text link. Fails loudly when an upgrade moves it.
+ */
+function withoutRemoteLogo(bundle: string): string {
+  if (!bundle.includes(REDOC_REMOTE_LOGO)) throw new Error(`Redoc's bundle no longer names ${REDOC_REMOTE_LOGO}: check it for other remote loads`);
+  return bundle.replaceAll(REDOC_REMOTE_LOGO, '');
+}
+
 /**
  * The files of /docs/assets: Redoc's standalone browser bundle (served from this host, so the
  * reference loads nothing from elsewhere) and the docs' style sheet.
  */
 function loadDocsAssets(): ReadonlyMap<string, DocsAsset> {
   const files: [string, string, Buffer][] = [
-    ['redoc.standalone.js', 'text/javascript; charset=utf-8', readFileSync(requireFromHere.resolve('redoc/bundles/redoc.standalone.js'))],
+    ['redoc.standalone.js', 'text/javascript; charset=utf-8', Buffer.from(withoutRemoteLogo(readFileSync(requireFromHere.resolve('redoc/bundles/redoc.standalone.js'), 'utf8')))],
     ['docs.css', 'text/css; charset=utf-8', Buffer.from(DOCS_CSS)],
   ];
   return new Map(files.map(([name, type, body]) => [name, { body, type, version: createHash('sha256').update(body).digest('hex').slice(0, 12) }]));
@@ -51,7 +63,7 @@ export function renderReferenceHtml(openApiPath: string): string {
   return `<!doctype html>
 <html lang="en">
 <head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>API reference: Company and Person Lookup API</title>
+${DOCS_ICON_LINK}<title>API reference: Company and Person Lookup API</title>
 <link rel="stylesheet" href="${docsAssetUrl('docs.css')}"></head>
 <body class="reference">
 <nav class="docs-nav"><a href="/docs">Guide</a><a href="/docs/reference">API reference</a><a href="/docs/errors">Errors</a><a href="${escapeHtml(openApiPath)}">OpenAPI document</a></nav>
