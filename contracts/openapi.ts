@@ -201,6 +201,26 @@ function successContent(row: Endpoint, example: OperationExample | undefined): R
   };
 }
 
+/** Who sends the credential a curl example carries, by admission; the console's session is the browser's. */
+const CURL_AUTH: Record<ReturnType<typeof admissionOf>, string | undefined> = {
+  apiKey: '-H "Authorization: Bearer $API_KEY"',
+  public: '',
+  session: undefined,
+  admin: '-H "Authorization: Bearer $ADMIN_TOKEN"',
+};
+
+/** A curl call of the operation (Redoc's request sample), with its example body; none for the console's session calls. */
+function curlSample(row: Endpoint, request: unknown): { 'x-codeSamples'?: { lang: string; label: string; source: string }[] } {
+  const auth = CURL_AUTH[admissionOf(row)];
+  if (auth === undefined) return {};
+  const lines = [`curl -X ${row.method} "$API_URL${row.path}"`, auth];
+  if (row.body !== undefined) {
+    lines.push('-H "Content-Type: application/json"');
+    if (request !== undefined) lines.push(`-d '${JSON.stringify(request).replaceAll("'", "'\\''")}'`);
+  }
+  return { 'x-codeSamples': [{ lang: 'Shell', label: 'curl', source: lines.filter((line) => line !== '').join(' \\\n  ') }] };
+}
+
 function operation(row: Endpoint, docsUrl: string): ZodOpenApiOperationObject {
   const example = operationExamples(docsUrl)[row.id as EndpointId];
   const content = successContent(row, example);
@@ -219,6 +239,7 @@ function operation(row: Endpoint, docsUrl: string): ZodOpenApiOperationObject {
     ...(row.body === undefined
       ? {}
       : { requestBody: { required: true, content: { 'application/json': { schema: row.body, ...(example?.request === undefined ? {} : { example: example.request }) } } } }),
+    ...curlSample(row, example?.request),
     responses: {
       [String(row.status)]: {
         description: row.answerDescription ?? row.summary,
