@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { ZodOpenApiOperationObject, ZodOpenApiPathsObject, ZodOpenApiResponsesObject } from 'zod-openapi';
 import type { ErrorCode } from './errors';
+import { KeyMode } from './events';
 import { LedgerResponse, OperationName, RATE_LIMIT_PER_MINUTE_DEFAULT, StatementQuery, StatementResponse, UsageRow } from './http';
 import { text } from './text';
 
@@ -82,12 +83,17 @@ export const InvitationPreview = z.strictObject({
   expires_at: InvitationExpiresAt,
 });
 
-export const ConsoleKeyCreateRequest = z.strictObject({ name: keyName().optional().meta({ description: 'A name to tell the key by (one line of text); without it, the key has none.' }) });
+const KeyModeField = KeyMode.meta({ description: '`live`, or `test`: a test key (`lk_test_…`), answered from the sandbox network and never charged (docs/api.md, "Test keys").' });
+export const ConsoleKeyCreateRequest = z.strictObject({
+  name: keyName().optional().meta({ description: 'A name to tell the key by (one line of text); without it, the key has none.' }),
+  mode: KeyMode.default('live').meta({ description: '`test` for a test key (`lk_test_…`: sandbox answers, never charged); default `live`.' }),
+});
 export const ConsoleKeyRenameRequest = z.strictObject({ name: keyName().nullable().meta({ description: 'The new name (one line of text), or null to remove the name.' }) });
 export const ConsoleKey = z.strictObject({
   id: KeyId,
   prefix: KeyPrefix,
   name: KeyNameOrNull,
+  mode: KeyModeField,
   created_at: KeyCreatedAt,
   created_by: z.string().nullable().meta({ description: 'Email of the member who created it in the console; null for an operator.' }),
   last_used_at: isoDateTime()
@@ -102,6 +108,7 @@ export const ConsoleKeyCreated = z.strictObject({
   prefix: KeyPrefix,
   name: KeyNameOrNull,
   rate_limit_per_minute: z.int().meta({ description: `Requests per minute the key may make: ${RATE_LIMIT_PER_MINUTE_DEFAULT} for a key made in the console.` }),
+  mode: KeyModeField,
   created_at: KeyCreatedAt,
   created_by: z.string().meta({ description: 'Email of the member who created it: the signed-in member.' }),
 });

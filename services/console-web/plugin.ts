@@ -28,6 +28,7 @@ import { DEPS_PLUGIN } from '../api/plugins/deps';
 import { publicBaseUrl } from '../api/public-url';
 import { statement } from '../finance/queries';
 import { forwardPeriod, statementCsv, statementCsvFileName } from '../finance/statement';
+import { modesShown } from '../keys/key-mode';
 import { UnknownKeyError, UnknownWorkspaceError } from '../ledger/ledger';
 import { LimiterUnavailableError } from '../limits/limiter-unavailable';
 import { HashingBusyError } from '../members/hashing';
@@ -174,7 +175,7 @@ function registerConsole(app: FastifyInstance, deps: AppDeps) {
     scope.post('/console/v1/keys', { config }, async (req, reply) => {
       const { member } = await changing(req);
       const body = jsonBody(req, ConsoleKeyCreateRequest);
-      return reply.status(201).send(await members.createKey(member, body.name));
+      return reply.status(201).send(await members.createKey(member, body.name, body.mode));
     });
 
     scope.patch('/console/v1/keys/:id', { config }, async (req) => {
@@ -224,7 +225,7 @@ function registerConsole(app: FastifyInstance, deps: AppDeps) {
       const { member } = await signedIn(req);
       const q = query(req, StatementQuery);
       const period = forwardPeriod(q);
-      const { statement: totals, lines } = await statement(deps.store.sql, member.workspaceId, period.from, period.to);
+      const { statement: totals, lines } = await statement(deps.store.sql, member.workspaceId, period.from, period.to, modesShown(q.mode));
       if (q.format === 'json') return totals;
       reply.header('Content-Disposition', `attachment; filename="${statementCsvFileName(member.workspaceId, period)}"`);
       return reply.type('text/csv; charset=utf-8').send(statementCsv(lines));

@@ -1,3 +1,4 @@
+import type { KeyMode } from '../../contracts/events';
 import { backgroundLogger, type Logger } from '../common/log';
 import type { EventStore } from '../eventstore/event-store';
 import type { SqlExecutor } from '../eventstore/sql';
@@ -73,7 +74,7 @@ export class Ledger {
     return grantCredits(this.writer, { workspaceId: id, amount, reason });
   }
 
-  async createKey(workspaceId: string, input: { name?: string; rateLimitPerMinute?: number }): Promise<CreatedKey> {
+  async createKey(workspaceId: string, input: { name?: string; rateLimitPerMinute?: number; mode?: KeyMode }): Promise<CreatedKey> {
     const exists = (await this.getWorkspace(workspaceId)) !== undefined;
     return createKey(this.store, exists, { workspaceId, ...input });
   }
@@ -122,11 +123,11 @@ export class Ledger {
     return recordUncharged(this.writer, cmd);
   }
 
-  ledgerEntries(workspaceId: string, q: { requestId?: string; after?: number; limit: number }) {
+  ledgerEntries(workspaceId: string, q: { requestId?: string; after?: number; limit: number; modes?: readonly KeyMode[] }) {
     return queries.ledgerEntries(this.store.sql, workspaceId, q);
   }
 
-  usage(workspaceId: string, q: { keyId?: string; from?: string; to?: string }) {
+  usage(workspaceId: string, q: { keyId?: string; from?: string; to?: string; modes?: readonly KeyMode[] }) {
     return queries.usage(this.store.sql, workspaceId, q);
   }
 }

@@ -1,5 +1,5 @@
 import { ulid } from 'ulid';
-import { newEvent, streams } from '../../contracts/events';
+import { newEvent, streams, type KeyMode } from '../../contracts/events';
 import type { EventStore } from '../eventstore/event-store';
 import type { SqlExecutor } from '../eventstore/sql';
 import { WrongExpectedVersionError, type NewEvent } from '../eventstore/types';
@@ -336,8 +336,8 @@ export class Members {
 
   // ---------- keys, through the Ledger: the same events as the admin API ----------
 
-  async createKey(member: SessionMember, name: string | undefined) {
-    const key = await this.ledger.createKey(member.workspaceId, { name });
+  async createKey(member: SessionMember, name: string | undefined, mode: KeyMode = 'live') {
+    const key = await this.ledger.createKey(member.workspaceId, { name, mode });
     await this.store.append(streams.apiKey(key.id), [newEvent('ApiKeyCreatedBy', { key_id: key.id, workspace_id: member.workspaceId, actor: member.memberId })], 1);
     return { ...key, created_by: member.email };
   }
