@@ -34,7 +34,7 @@ export interface RouteApp {
   app: FastifyInstance;
   ledger: Ledger;
   /** A workspace with `credits` and one key; `headers` authenticate as that key. */
-  keyed(opts?: { credits?: number; rateLimitPerMinute?: number; maxConcurrency?: number }): Promise<{ workspaceId: string; headers: Record<string, string> }>;
+  keyed(opts?: { credits?: number; rateLimitPerMinute?: number; maxConcurrency?: number; mode?: 'live' | 'test' }): Promise<{ workspaceId: string; keyId: string; headers: Record<string, string> }>;
   call(method: InjectOptions['method'], url: string, opts?: { headers?: Record<string, string>; body?: unknown }): Promise<Answer>;
   balance(workspaceId: string): Promise<number>;
   close(): Promise<void>;
@@ -70,7 +70,7 @@ export async function startRouteApp(
     config,
     store,
     ledger,
-    lookups: new LookupService(sql, ledger, createHttpSource({ baseUrl: sandbox.url, timeoutMs: SOURCE_TIMEOUT_MS })),
+    lookups: new LookupService(sql, ledger, createHttpSource({ baseUrl: sandbox.url, timeoutMs: SOURCE_TIMEOUT_MS }), undefined, undefined, createHttpSource({ baseUrl: sandbox.url, timeoutMs: SOURCE_TIMEOUT_MS })),
     authenticator,
     keyUse,
     rateLimiter,
@@ -84,10 +84,10 @@ export async function startRouteApp(
   return {
     app,
     ledger,
-    async keyed({ credits = 100, rateLimitPerMinute, maxConcurrency } = {}) {
+    async keyed({ credits = 100, rateLimitPerMinute, maxConcurrency, mode } = {}) {
       const ws = await ledger.createWorkspace({ name: 'route test', credits, maxConcurrency });
-      const key = await ledger.createKey(ws.id, { rateLimitPerMinute });
-      return { workspaceId: ws.id, headers: { authorization: `Bearer ${key.key}` } };
+      const key = await ledger.createKey(ws.id, { rateLimitPerMinute, mode });
+      return { workspaceId: ws.id, keyId: key.id, headers: { authorization: `Bearer ${key.key}` } };
     },
     async call(method, url, { headers = {}, body } = {}) {
       const json = body === undefined ? {} : { payload: JSON.stringify(body), headers: { 'content-type': 'application/json', ...headers } };

@@ -4,6 +4,7 @@ import { ApiError } from '../../../contracts/errors';
 import { endpoint, type EndpointId } from '../../../contracts/endpoints';
 import { idempotencyKeyProblem } from '../../../contracts/validation';
 import { fingerprint, isStoredOutcome, type StoredResponse } from '../../idempotency/idempotency';
+import { scopeInMode } from '../../keys/key-mode';
 import type { Caller, LookupResult } from '../../lookup/lookup-service';
 import { parseCompanyReference, parseDomain, parsePersonReference } from '../../lookup/references';
 import { renderError, toApiError } from '../http/errors';
@@ -59,6 +60,8 @@ async function runLookup(
 ) {
   const { deps, shedder } = app;
   const key = req.apiKey!;
+  // A test key's Idempotency-Keys and concurrency slots are its workspace's, apart from the live ones.
+  const scope = scopeInMode(key.workspaceId, key.mode);
   const idempotencyKey = headerValue(req.headers['idempotency-key']);
   const keyProblem = idempotencyKeyProblem(idempotencyKey);
   if (keyProblem) throw new ApiError('invalid_request', { details: [keyProblem] });
@@ -68,18 +71,18 @@ async function runLookup(
   let slot: Awaited<ReturnType<typeof deps.slots.acquire>> = null;
   try {
     if (idempotencyKey !== undefined) {
-      const begun = await deps.idempotency.begin(key.workspaceId, idempotencyKey, fingerprint(endpoint(endpointId).path, json));
+      const begun = await deps.idempotency.begin(scope, idempotencyKey, fingerprint(endpoint(endpointId).path, json));
       if (begun.kind === 'replay') return replay(reply, begun.response);
       if (begun.kind === 'in_use') throw new ApiError('idempotency_key_in_use', { retryAfterSeconds: 1 });
       if (begun.kind === 'reused') throw new ApiError('idempotency_key_reused');
       token = begun.token;
     }
 
-    slot = await deps.slots.acquire(`ws:${key.workspaceId}`, key.maxConcurrency);
+    slot = await deps.slots.acquire(`ws:${scope}`, key.maxConcurrency);
     if (!slot) throw new ApiError('concurrency_limited', { retryAfterSeconds: 1 });
     let response: StoredResponse;
     try {
-      response = success(req.id, await lookup({ requestId: req.id, workspaceId: key.workspaceId, keyId: key.keyId }));
+      response = success(req.id, await lookup({ requestId: req.id, workspaceId: key.workspaceId, keyId: key.keyId, mode: key.mode }));
     } catch (err) {
       const apiError = toApiError(err, 'lookup');
       if (!isStoredOutcome(apiError.status)) throw apiError;
@@ -91,7 +94,7 @@ async function runLookup(
       // replay (the database went away just now). Not abandoned either: the key stays locked
       // until its TTL lapses rather than let a retry pay a second time at once.
       await deps.idempotency
-        .complete(key.workspaceId, idempotencyKey!, token, response)
+        .complete(scope, idempotencyKey!, token, response)
         .catch((err: unknown) => req.log.error({ err }, 'answer not stored for Idempotency-Key replay'));
       token = undefined;
     }
@@ -106,7 +109,7 @@ async function runLookup(
       token === undefined
         ? undefined
         : deps.idempotency
-            .abandon(key.workspaceId, idempotencyKey!, token)
+            .abandon(scope, idempotencyKey!, token)
             .catch((err) => req.log.warn({ err }, 'Idempotency-Key not abandoned; it runs anew once its lock lapses')),
     ]);
   }
