@@ -44,11 +44,12 @@ export type Answer = LightMyRequestResponse & { body: string; json(): any };
 
 /**
  * `env`: more settings (LOG_LEVEL, ACCESS_LOG_SAMPLE...); `deps`: adapters to use instead (a log stream...).
+ * `liveSourceUrl`: where live keys fetch instead of the sandbox (test keys fetch from the sandbox whatever it is).
  * `redisLimits`: the rate limits and slots on Redis at `REDIS_URL` (as server.ts composes them), not in process.
  * `sql`: the database to use as it is (not migrated): one out of reach, say.
  */
 export async function startRouteApp(
-  options: { env?: Record<string, string>; deps?: Partial<AppDeps>; redisLimits?: boolean; sql?: Sql } = {},
+  options: { env?: Record<string, string>; deps?: Partial<AppDeps>; redisLimits?: boolean; sql?: Sql; liveSourceUrl?: string } = {},
 ): Promise<RouteApp> {
   const sql = options.sql ?? (await createPgliteSql());
   if (!options.sql) await migrate(sql);
@@ -70,7 +71,15 @@ export async function startRouteApp(
     config,
     store,
     ledger,
-    lookups: new LookupService(sql, ledger, createHttpSource({ baseUrl: sandbox.url, timeoutMs: SOURCE_TIMEOUT_MS }), undefined, undefined, createHttpSource({ baseUrl: sandbox.url, timeoutMs: SOURCE_TIMEOUT_MS })),
+    // Test keys always fetch from the sandbox; live keys from it too unless `liveSourceUrl` says otherwise.
+    lookups: new LookupService(
+      sql,
+      ledger,
+      createHttpSource({ baseUrl: options.liveSourceUrl ?? sandbox.url, timeoutMs: SOURCE_TIMEOUT_MS }),
+      undefined,
+      undefined,
+      createHttpSource({ baseUrl: sandbox.url, timeoutMs: SOURCE_TIMEOUT_MS }),
+    ),
     authenticator,
     keyUse,
     rateLimiter,
