@@ -312,7 +312,7 @@
       form.addEventListener('submit', guarded(async (event) => {
         event.preventDefault();
         const name = form.elements.name.value.trim();
-        const created = await api('POST', '/console/v1/keys', name === '' ? {} : { name });
+        const created = await api('POST', '/console/v1/keys', { ...(name === '' ? {} : { name }), ...(form.elements.test.checked ? { mode: 'test' } : {}) });
         form.reset();
         // The table first, so the key shows only once it is listed too.
         await render();
