@@ -1,7 +1,7 @@
 import { ApiError, type Billing } from '../../contracts/errors';
 import { inCanonicalOrder } from '../../contracts/content-hash';
 import { streams, type KeyMode } from '../../contracts/events';
-import { usesCache } from '../keys/key-mode';
+import { sourceForMode, usesCache } from '../keys/key-mode';
 import type { SqlExecutor } from '../eventstore/sql';
 import { DatabaseUnavailableError } from '../eventstore/unavailable';
 import type { ChargeCommand, ChargeResult, Ledger, SettleCommand, VoidCommand } from '../ledger/ledger';
@@ -65,7 +65,7 @@ export class LookupService {
   ) {}
 
   private sourceFor(mode: KeyMode): Source {
-    if (mode === 'live') return this.source;
+    if (sourceForMode(mode) === 'configured') return this.source;
     if (!this.testSource) throw new Error('a test key called, and no sandbox source is configured for test keys');
     return this.testSource;
   }
