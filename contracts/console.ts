@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { ZodOpenApiOperationObject, ZodOpenApiPathsObject, ZodOpenApiResponsesObject } from 'zod-openapi';
 import type { ErrorCode } from './errors';
 import { KeyMode } from './events';
-import { LedgerResponse, OperationName, RATE_LIMIT_PER_MINUTE_DEFAULT, StatementQuery, StatementResponse, UsageRow } from './http';
+import { LedgerResponse, ModeFilter, OperationName, RATE_LIMIT_PER_MINUTE_DEFAULT, StatementQuery, StatementResponse, UsageRow } from './http';
 import { text } from './text';
 
 /**
@@ -159,6 +159,7 @@ export const ConsoleUsageQuery = z.strictObject({
   operation: text({ max: 50, kind: 'id' }).optional().meta({ description: "Only this operation's rows." }),
   from: queryDay().optional().meta(FIRST_DAY),
   to: queryDay().optional().meta(LAST_DAY),
+  mode: ModeFilter,
 });
 export const ConsoleUsageResponse = z.strictObject({
   data: z.array(UsageRow).meta({ description: 'One row per UTC day, key and operation used, oldest day first.' }),
@@ -169,6 +170,7 @@ export const ConsoleLedgerQuery = z.strictObject({
   request_id: idString().optional().meta({ description: "Only this request id's entries: a call's charge and its refund." }),
   after: queryInt(0, Number.MAX_SAFE_INTEGER).optional().meta({ description: 'Entries after this log position: the `next` of the page before.' }),
   limit: queryInt(1, 500).default(50).meta({ description: 'Entries per page, 1–500. Default 50.' }),
+  mode: ModeFilter,
 });
 export const ConsoleLedgerCsvQuery = z.strictObject({
   from: queryDay().meta(FIRST_DAY),

@@ -197,14 +197,14 @@ function registerConsole(app: FastifyInstance, deps: AppDeps) {
       const { member } = await signedIn(req);
       const q = query(req, ConsoleUsageQuery);
       if (q.key_id !== undefined) await members.requireKeyOf(member.workspaceId, q.key_id);
-      const rows = await deps.ledger.usage(member.workspaceId, { keyId: q.key_id, from: q.from, to: q.to });
+      const rows = await deps.ledger.usage(member.workspaceId, { keyId: q.key_id, from: q.from, to: q.to, modes: modesShown(q.mode) });
       return { data: q.operation === undefined ? rows : rows.filter((r) => r.operation === q.operation) };
     });
 
     scope.get('/console/v1/ledger', { config }, async (req) => {
       const { member } = await signedIn(req);
       const q = query(req, ConsoleLedgerQuery);
-      return deps.ledger.ledgerEntries(member.workspaceId, { requestId: q.request_id, after: q.after, limit: q.limit });
+      return deps.ledger.ledgerEntries(member.workspaceId, { requestId: q.request_id, after: q.after, limit: q.limit, modes: modesShown(q.mode) });
     });
 
     scope.get('/console/v1/ledger.csv', { config }, async (req, reply) => {
