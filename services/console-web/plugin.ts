@@ -29,17 +29,13 @@ import { publicBaseUrl } from '../api/public-url';
 import { statement } from '../finance/queries';
 import { forwardPeriod, statementCsv, statementCsvFileName } from '../finance/statement';
 import { modesShown } from '../keys/key-mode';
-import { UnknownKeyError, UnknownWorkspaceError } from '../ledger/ledger';
+import { UnknownKeyError } from '../keys/revoke-key';
+import { UnknownWorkspaceError } from '../ledger/ledger';
 import { LimiterUnavailableError } from '../limits/limiter-unavailable';
 import { HashingBusyError } from '../members/hashing';
-import {
-  Members,
-  MembershipRefusedError,
-  PasswordAttemptsThrottledError,
-  PasswordRuleError,
-  WrongCredentialsError,
-  type SessionMember,
-} from '../members/members';
+import { MembershipRefusedError, PasswordRuleError, WrongCredentialsError } from '../members/membership';
+import type { SessionMember } from '../sessions/sessions';
+import { PasswordAttemptsThrottledError } from '../sign-in-throttle/password-attempts';
 import { toCsv } from '../common/csv';
 import { addDays, overviewFrom, overviewOf, utcDay } from '../members/overview';
 import {
@@ -48,11 +44,12 @@ import {
   HASHING_BUSY_RETRY_AFTER_SECONDS,
   originAllowed,
   SECRET_PATTERN,
-  SESSION_MAX_MS,
   type Actor,
   type PasswordProblem,
   type Refusal,
 } from '../members/rules';
+import { SESSION_MAX_MS } from '../sessions/rules';
+import { consoleAccounts } from './accounts';
 import { CONSOLE_PAGES, renderPage, type ConsolePage } from './pages';
 
 /**
@@ -68,7 +65,8 @@ const jsonBody = <T>(req: FastifyRequest, schema: z.ZodType<T>): T => validated(
 export const consoleRoutes = fp(async (app) => registerConsole(app, app.deps), { name: 'routes-console', dependencies: [DEPS_PLUGIN] });
 
 function registerConsole(app: FastifyInstance, deps: AppDeps) {
-  const members = new Members(deps.store, deps.ledger, deps.authenticator);
+  const { membership, sessions } = consoleAccounts(deps.store);
+  const { keys, readModels } = deps;
   const assets = loadAssets();
   const config = { area: 'console' as const };
 
@@ -119,7 +117,7 @@ function registerConsole(app: FastifyInstance, deps: AppDeps) {
     scope.post('/console/v1/session', { config }, async (req, reply) => {
       refuseForeignOrigin(req);
       const body = jsonBody(req, SignInRequest);
-      const signedIn = await members.signIn(body.workspace_id, body.email, body.password, req.ip);
+      const signedIn = await sessions.signIn(body.workspace_id, body.email, body.password, req.ip);
       return startSession(req, reply, signedIn.sessionId, signedIn.member, 200);
     });
 
@@ -130,27 +128,27 @@ function registerConsole(app: FastifyInstance, deps: AppDeps) {
 
     scope.delete('/console/v1/session', { config }, async (req, reply) => {
       const { member } = await changing(req);
-      await members.signOut(member);
+      await sessions.signOut(member);
       clearCookie(req, reply);
       return reply.status(204).send();
     });
 
     scope.get('/console/v1/invitations/preview', { config }, async (req) => {
       const q = query(req, InvitationLookupQuery);
-      return members.describeInvitation(q.token);
+      return membership.describeInvitation(q.token);
     });
 
     scope.post('/console/v1/invitations/accept', { config }, async (req, reply) => {
       refuseForeignOrigin(req);
       const body = jsonBody(req, AcceptInvitationRequest);
-      const accepted = await members.acceptInvitation(body.token, body.password, req.ip);
+      const accepted = await membership.acceptInvitation(body.token, body.password, req.ip);
       return startSession(req, reply, accepted.sessionId, accepted.member, 200);
     });
 
     scope.post('/console/v1/password', { config }, async (req, reply) => {
       const { member } = await changing(req);
       const body = jsonBody(req, PasswordChangeRequest);
-      const sessionId = await members.changePassword(member, body.current_password, body.new_password, req.ip);
+      const sessionId = await membership.changePassword(member, body.current_password, body.new_password, req.ip);
       return startSession(req, reply, sessionId, member, 200);
     });
 
@@ -159,59 +157,59 @@ function registerConsole(app: FastifyInstance, deps: AppDeps) {
     scope.get('/console/v1/overview', { config }, async (req) => {
       const { member } = await signedIn(req);
       const today = utcDay(new Date());
-      const ws = await deps.ledger.getWorkspace(member.workspaceId);
+      const ws = await readModels.workspace(member.workspaceId);
       if (!ws) throw new UnknownWorkspaceError(member.workspaceId);
-      const rows = await deps.ledger.usage(member.workspaceId, { from: overviewFrom(today), to: today });
+      const rows = await readModels.usage(member.workspaceId, { from: overviewFrom(today), to: today });
       const overview = overviewOf(rows, today);
-      return { balance: Number(ws.balance), ...overview, recent_errors: await members.recentErrors(member.workspaceId) };
+      return { balance: Number(ws.balance), ...overview, recent_errors: await readModels.recentErrors(member.workspaceId) };
     });
 
     scope.get('/console/v1/keys', { config }, async (req) => {
       const { member } = await signedIn(req);
-      const [keys, creators] = await Promise.all([deps.ledger.listKeys(member.workspaceId), members.keyCreators(member.workspaceId)]);
-      return { data: keys.map((k) => ({ ...k, created_by: creators.get(k.id) ?? null })) };
+      const [listed, creators] = await Promise.all([keys.list(member.workspaceId), readModels.keyCreators(member.workspaceId)]);
+      return { data: listed.map((k) => ({ ...k, created_by: creators.get(k.id) ?? null })) };
     });
 
     scope.post('/console/v1/keys', { config }, async (req, reply) => {
       const { member } = await changing(req);
       const body = jsonBody(req, ConsoleKeyCreateRequest);
-      return reply.status(201).send(await members.createKey(member, body.name, body.mode));
+      return reply.status(201).send({ ...(await keys.create(member.workspaceId, { name: body.name, createdBy: member.memberId, mode: body.mode })), created_by: member.email });
     });
 
     scope.patch('/console/v1/keys/:id', { config }, async (req) => {
       const { member } = await changing(req);
       const id = pathId(req);
       const body = jsonBody(req, ConsoleKeyRenameRequest);
-      await members.renameKey(member, id, body.name);
-      const creators = await members.keyCreators(member.workspaceId);
-      const key = (await deps.ledger.listKeys(member.workspaceId)).find((k) => k.id === id)!;
+      await keys.rename(member.workspaceId, id, body.name, member.memberId);
+      const creators = await readModels.keyCreators(member.workspaceId);
+      const key = (await keys.list(member.workspaceId)).find((k) => k.id === id)!;
       return { ...key, created_by: creators.get(id) ?? null };
     });
 
     scope.post('/console/v1/keys/:id/revoke', { config }, async (req) => {
       const { member } = await changing(req);
-      return members.revokeKey(member, pathId(req));
+      return keys.revoke(pathId(req), member.workspaceId);
     });
 
     scope.get('/console/v1/usage', { config }, async (req) => {
       const { member } = await signedIn(req);
       const q = query(req, ConsoleUsageQuery);
-      if (q.key_id !== undefined) await members.requireKeyOf(member.workspaceId, q.key_id);
-      const rows = await deps.ledger.usage(member.workspaceId, { keyId: q.key_id, from: q.from, to: q.to, modes: modesShown(q.mode) });
+      if (q.key_id !== undefined) await keys.requireKeyOf(member.workspaceId, q.key_id);
+      const rows = await readModels.usage(member.workspaceId, { keyId: q.key_id, from: q.from, to: q.to, modes: modesShown(q.mode) });
       return { data: q.operation === undefined ? rows : rows.filter((r) => r.operation === q.operation) };
     });
 
     scope.get('/console/v1/ledger', { config }, async (req) => {
       const { member } = await signedIn(req);
       const q = query(req, ConsoleLedgerQuery);
-      return deps.ledger.ledgerEntries(member.workspaceId, { requestId: q.request_id, after: q.after, limit: q.limit, modes: modesShown(q.mode) });
+      return readModels.ledgerEntries(member.workspaceId, { requestId: q.request_id, after: q.after, limit: q.limit, modes: modesShown(q.mode) });
     });
 
     scope.get('/console/v1/ledger.csv', { config }, async (req, reply) => {
       const { member } = await signedIn(req);
       const q = query(req, ConsoleLedgerCsvQuery);
       if (q.to < q.from) throw new ApiError('invalid_request', { details: [{ field: 'to', issue: 'too_small', message: '`to` is before `from`.' }] });
-      const entries = await members.ledgerBetween(member.workspaceId, new Date(`${q.from}T00:00:00Z`), new Date(`${addDays(q.to, 1)}T00:00:00Z`));
+      const entries = await readModels.ledgerBetween(member.workspaceId, new Date(`${q.from}T00:00:00Z`), new Date(`${addDays(q.to, 1)}T00:00:00Z`));
       const csv = toCsv(
         ['position', 'recorded_at', 'type', 'request_id', 'key_id', 'credits', 'balance_after'],
         entries.map((e) => [e.position, e.recorded_at, e.type, e.request_id, e.key_id, e.credits, e.balance_after]),
@@ -236,33 +234,33 @@ function registerConsole(app: FastifyInstance, deps: AppDeps) {
     scope.get('/console/v1/members', { config }, async (req) => {
       const { member } = await signedIn(req);
       requireOwner(member);
-      return members.listMembers(member.workspaceId);
+      return readModels.listMembers(member.workspaceId);
     });
 
     scope.post('/console/v1/invitations', { config }, async (req, reply) => {
       const { member } = await changing(req);
       requireOwner(member);
       const body = jsonBody(req, InvitationCreateRequest);
-      const invitation = await members.invite(member.workspaceId, actorOf(member), body);
+      const invitation = await membership.invite(member.workspaceId, actorOf(member), body);
       return reply.status(201).send(invitationAnswer(req, member.workspaceId, invitation));
     });
 
     scope.delete('/console/v1/invitations/:id', { config }, async (req, reply) => {
       const { member } = await changing(req);
-      await members.cancelInvitation(member.workspaceId, actorOf(member), pathId(req));
+      await membership.cancelInvitation(member.workspaceId, actorOf(member), pathId(req));
       return reply.status(204).send();
     });
 
     scope.patch('/console/v1/members/:id', { config }, async (req, reply) => {
       const { member } = await changing(req);
       const body = jsonBody(req, MemberPatchRequest);
-      await members.changeRole(member.workspaceId, actorOf(member), pathId(req), body.role);
+      await membership.changeRole(member.workspaceId, actorOf(member), pathId(req), body.role);
       return reply.status(204).send();
     });
 
     scope.delete('/console/v1/members/:id', { config }, async (req, reply) => {
       const { member } = await changing(req);
-      await members.remove(member.workspaceId, actorOf(member), pathId(req));
+      await membership.remove(member.workspaceId, actorOf(member), pathId(req));
       return reply.status(204).send();
     });
 
@@ -271,7 +269,7 @@ function registerConsole(app: FastifyInstance, deps: AppDeps) {
     scope.post('/admin/v1/workspaces/:id/invitations', { config: { area: 'admin' as const } }, async (req, reply) => {
       const body = jsonBody(req, InvitationCreateRequest);
       const workspaceId = pathId(req);
-      const invitation = await members.invite(workspaceId, { kind: 'operator' }, body);
+      const invitation = await membership.invite(workspaceId, { kind: 'operator' }, body);
       return reply.status(201).send(invitationAnswer(req, workspaceId, invitation));
     });
   });
@@ -285,7 +283,7 @@ function registerConsole(app: FastifyInstance, deps: AppDeps) {
   /** The signed-in member, or 401. */
   async function signedIn(req: FastifyRequest): Promise<{ member: SessionMember; sessionId: string }> {
     const sessionId = readCookie(req.headers.cookie, SESSION_COOKIE);
-    const member = sessionId !== undefined && SECRET_PATTERN.test(sessionId) ? await members.session(sessionId) : null;
+    const member = sessionId !== undefined && SECRET_PATTERN.test(sessionId) ? await sessions.session(sessionId) : null;
     if (!member) throw new ApiError('unauthorized', { message: 'Not signed in, or the session has ended.' });
     return { member, sessionId: sessionId! };
   }
@@ -302,7 +300,7 @@ function registerConsole(app: FastifyInstance, deps: AppDeps) {
   }
 
   async function sessionAnswer(member: SessionMember, sessionId: string) {
-    const ws = await deps.ledger.getWorkspace(member.workspaceId);
+    const ws = await readModels.workspace(member.workspaceId);
     return {
       member: { id: member.memberId, email: member.email, role: member.role },
       workspace: { id: member.workspaceId, name: ws?.name ?? member.workspaceId },

@@ -3,7 +3,7 @@ import { EVENT_COLUMNS, toRecorded, type EventRow } from '../eventstore/event-st
 import { UnknownWorkspaceError } from '../ledger/errors';
 import { WORKSPACE_EVENT_TYPES } from '../ledger/workspace-state';
 import type { KeyMode } from '../../contracts/events';
-import { LEDGER_LINE_MODE, requireWorkspace, USAGE_ROW_MODE } from '../projections/queries';
+import { LEDGER_LINE_MODE, requireWorkspace, USAGE_ROW_MODE } from '../read-models/queries';
 import type { LedgerEntry, WorkspaceResponse } from '../../contracts/http';
 import { replayWorkspace } from './as-of';
 import { statementOf, type Statement, type StatementLine } from './statement';

@@ -13,6 +13,8 @@ export interface CreateKeyCommand {
   key: string;
   name?: string;
   rateLimitPerMinute?: number;
+  /** The console member who made it, recorded with the key (ApiKeyCreatedBy); none from the admin API. */
+  createdBy?: string;
 }
 
 export interface CreatedKey {
@@ -28,6 +30,7 @@ export interface CreatedKey {
 /** A key of an existing workspace; the secret never reaches the log, its hash and display prefix do. */
 export function decideCreateKey(workspaceExists: boolean, cmd: CreateKeyCommand): NewEvent[] {
   if (!workspaceExists) throw new UnknownWorkspaceError(cmd.workspaceId);
+  const createdBy = cmd.createdBy === undefined ? [] : [newEvent('ApiKeyCreatedBy', { key_id: cmd.keyId, workspace_id: cmd.workspaceId, actor: cmd.createdBy })];
   return [
     newEvent('ApiKeyCreated', {
       key_id: cmd.keyId,
@@ -39,14 +42,18 @@ export function decideCreateKey(workspaceExists: boolean, cmd: CreateKeyCommand)
       // Live keys' events stay as they were (absent means live); the mode is the key's own prefix.
       ...(modeOfKey(cmd.key) === 'test' ? { mode: 'test' as const } : {}),
     }),
+    ...createdBy,
   ];
 }
 
-/** A new key with a fresh secret, shown once in the answer. `workspaceExists` is the caller's read. */
+/**
+ * A new key with a fresh secret, shown once in the answer: one append of all its events, so a key
+ * never exists without its creator. `workspaceExists` is the caller's read.
+ */
 export async function createKey(
   store: EventStore,
   workspaceExists: boolean,
-  input: { workspaceId: string; name?: string; rateLimitPerMinute?: number; mode?: KeyMode },
+  input: { workspaceId: string; name?: string; rateLimitPerMinute?: number; createdBy?: string; mode?: KeyMode },
 ): Promise<CreatedKey> {
   const { mode = 'live', ...rest } = input;
   const cmd = { ...rest, keyId: newKeyId(), key: generateApiKey(mode) };
