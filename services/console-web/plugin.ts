@@ -28,7 +28,7 @@ import { DEPS_PLUGIN } from '../api/plugins/deps';
 import { publicBaseUrl } from '../api/public-url';
 import { statement } from '../finance/queries';
 import { forwardPeriod, statementCsv, statementCsvFileName } from '../finance/statement';
-import { modesShown } from '../keys/key-mode';
+import { modesShown } from '../common/key-mode';
 import { UnknownKeyError } from '../keys/revoke-key';
 import { UnknownWorkspaceError } from '../ledger/ledger';
 import { LimiterUnavailableError } from '../limits/limiter-unavailable';

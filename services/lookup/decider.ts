@@ -1,7 +1,7 @@
 import { contentHash, inCanonicalOrder } from '../../contracts/content-hash';
 import { type ErrorCode, type ErrorReason, isErrorReason, type ReasonOf } from '../../contracts/errors';
 import { newEvent, streams, type EventData, type KeyMode, type Operation, type RefundedErrorCode } from '../../contracts/events';
-import { priceInMode, usesCache } from '../keys/key-mode';
+import { priceInMode, usesCache } from '../common/key-mode';
 import type { SettleCommand } from '../ledger/ledger';
 import { chargeForOutcome, refundOwed, successPrice } from '../ledger/pricing';
 import { ageSeconds, cacheDecision, type CacheDecision } from './freshness';
@@ -32,7 +32,7 @@ export interface LookupAsked {
   mode?: KeyMode;
 }
 
-/** Credits in the asked call's mode (services/keys/key-mode.ts). */
+/** Credits in the asked call's mode (services/common/key-mode.ts). */
 const inMode = (asked: Pick<LookupAsked, 'mode'>, credits: number) => priceInMode(asked.mode ?? 'live', credits);
 
 export type NotFoundCode = 'not_found' | 'unresolvable_id';

@@ -1,7 +1,7 @@
 import { ApiError, type Billing } from '../../contracts/errors';
 import { inCanonicalOrder } from '../../contracts/content-hash';
 import { streams, type KeyMode } from '../../contracts/events';
-import { sourceForMode, usesCache } from '../keys/key-mode';
+import { sourceForMode, usesCache } from '../common/key-mode';
 import type { SqlExecutor } from '../eventstore/sql';
 import { DatabaseUnavailableError } from '../eventstore/unavailable';
 import { balance } from '../read-models/queries';

@@ -98,7 +98,7 @@ export async function ledgerBetween(sql: SqlExecutor, workspaceId: string, from:
 /** A usage row's mode: its key's (a key's mode never changes). */
 export const USAGE_ROW_MODE = `coalesce(k.mode, 'live')`;
 
-/** `modes`: which keys' rows (services/keys/key-mode.ts, modesShown); live by default. */
+/** `modes`: which keys' rows (services/common/key-mode.ts, modesShown); live by default. */
 export async function usage(sql: SqlExecutor, workspaceId: string, q: { keyId?: string; from?: string; to?: string; modes?: readonly KeyMode[] }) {
   await requireWorkspace(sql, workspaceId);
   const { rows } = await sql.query<{ day: string | Date; key_id: string; operation: string; calls: number; credits_charged: number; credits_refunded: number; errors: number; mode: KeyMode }>(

@@ -3,7 +3,7 @@ import { ApiError } from '../../../contracts/errors';
 import { endpoint, type EndpointId } from '../../../contracts/endpoints';
 import { idempotencyKeyProblem } from '../../../contracts/validation';
 import { fingerprint, type StoredResponse } from '../../idempotency/idempotency';
-import { scopeInMode } from '../../keys/key-mode';
+import { scopeInMode } from '../../common/key-mode';
 
 /** Headers an idempotent replay repeats from the original answer. */
 const REPLAYED_HEADERS = ['x-request-id', 'x-credits-charged', 'x-credits-remaining', 'x-cache', 'age'];

@@ -2,7 +2,7 @@ import fp from 'fastify-plugin';
 import { ApiError } from '../../../contracts/errors';
 import { ledgerExportPage, statement, usageExport, workspaceAt } from '../../finance/queries';
 import { forwardPeriod, statementCsv, statementCsvFileName } from '../../finance/statement';
-import { modesShown } from '../../keys/key-mode';
+import { modesShown } from '../../common/key-mode';
 import { UnknownWorkspaceError } from '../../ledger/ledger';
 import { runAudit } from '../../audit/audit-runner';
 import { AuditJobStore } from '../../audit/audit-job-store';

@@ -21,7 +21,7 @@ import { route } from '../http/route';
 import { LOOKUP_CALLS, type LookupCall } from '../lookup-calls';
 import { DEPS_PLUGIN } from '../plugins/deps';
 import { docsUrlFor } from '../public-url';
-import { scopeInMode } from '../../keys/key-mode';
+import { scopeInMode } from '../../common/key-mode';
 
 /** POST /v1/batch: up to 100 lookups and searches, each answered, billed and logged as its single call (docs/api.md "Batch"). */
 export const batchRoutes = fp(

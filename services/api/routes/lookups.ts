@@ -2,7 +2,7 @@ import fp from 'fastify-plugin';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../../contracts/errors';
 import { isStoredOutcome, type StoredResponse } from '../../idempotency/idempotency';
-import { scopeInMode } from '../../keys/key-mode';
+import { scopeInMode } from '../../common/key-mode';
 import type { LookupResult } from '../../lookup/lookup-service';
 import { renderError, toApiError } from '../http/errors';
 import { answerOnce } from '../http/idempotent-answer';

@@ -1,5 +1,5 @@
 import { newEvent, type EventData, type KeyMode, type Operation } from '../../../contracts/events';
-import { modeField } from '../../keys/key-mode';
+import { modeField } from '../../common/key-mode';
 import type { NewEvent } from '../../eventstore/types';
 
 /** The call a ledger command is about. */

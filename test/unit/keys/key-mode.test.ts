@@ -1,9 +1,9 @@
-// The rules of test keys (services/keys/key-mode.ts, key-material.ts), given/when/then.
+// The rules of test keys (services/common/key-mode.ts, key-material.ts), given/when/then.
 import { describe, expect, it } from 'vitest';
 import { newEvent } from '../../../contracts/events';
 import { completedEvent } from '../../../services/ledger/commands/lookup-completed';
 import { chargeEvents } from '../../../services/ledger/commands/charge';
-import { modesShown, modeField, priceInMode, scopeInMode, sourceForMode, usesCache } from '../../../services/keys/key-mode';
+import { modesShown, modeField, priceInMode, scopeInMode, sourceForMode, usesCache } from '../../../services/common/key-mode';
 import { API_KEY_PATTERN, generateApiKey, modeOfKey } from '../../../services/keys/key-material';
 import { decideCreateKey } from '../../../services/keys/create-key';
 
