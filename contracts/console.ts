@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { ZodOpenApiOperationObject, ZodOpenApiPathsObject, ZodOpenApiResponsesObject } from 'zod-openapi';
 import type { ErrorCode } from './errors';
 import { KeyMode } from './events';
-import { LedgerResponse, ModeFilter, OperationName, RATE_LIMIT_PER_MINUTE_DEFAULT, StatementQuery, StatementResponse, UsageRow } from './http';
+import { CACHE_STATUSES, ERRORS_MEANING, LedgerEntry, LedgerResponse, ModeFilter, OperationName, RATE_LIMIT_PER_MINUTE_DEFAULT, StatementQuery, StatementResponse, UsageRow } from './http';
 import { text } from './text';
 
 /**
@@ -147,18 +147,19 @@ export const OverviewResponse = z.strictObject({
         recorded_at: isoDateTime().meta({ description: 'When the call ended (ISO 8601, UTC).' }),
       }),
     )
-    .meta({ description: 'The last 10 calls answered with an error code, not-founds included, newest first.' }),
+    .meta({ description: `The last 10 calls that ended in an error, newest first. ${ERRORS_MEANING}` }),
 });
 
 const queryDay = () => z.iso.date();
 // Metadata rather than described schemas: an optional parameter takes its description from its outer schema only.
+// Every console period is half-open, [from, to), as the statement's.
 const FIRST_DAY = { description: 'The first UTC day (`YYYY-MM-DD`), included.' };
-const LAST_DAY = { description: 'The last UTC day (`YYYY-MM-DD`), included.' };
+const END_DAY = { description: 'The UTC day (`YYYY-MM-DD`) the period ends at, excluded: `[from, to)`.' };
 export const ConsoleUsageQuery = z.strictObject({
   key_id: idString().optional().meta({ description: "Only this key's rows: a key id of the workspace (another is 404 `not_found`)." }),
   operation: text({ max: 50, kind: 'id' }).optional().meta({ description: "Only this operation's rows." }),
   from: queryDay().optional().meta(FIRST_DAY),
-  to: queryDay().optional().meta(LAST_DAY),
+  to: queryDay().optional().meta(END_DAY),
   mode: ModeFilter,
 });
 export const ConsoleUsageResponse = z.strictObject({
@@ -174,7 +175,52 @@ export const ConsoleLedgerQuery = z.strictObject({
 });
 export const ConsoleLedgerCsvQuery = z.strictObject({
   from: queryDay().meta(FIRST_DAY),
-  to: queryDay().meta({ description: 'The last UTC day (`YYYY-MM-DD`), included; not before `from`.' }),
+  to: queryDay().meta({ description: 'The UTC day (`YYYY-MM-DD`) the period ends at, excluded: `[from, to)`; not before `from`.' }),
+});
+const ConsoleLedgerEntry = LedgerEntry.extend({ operation: OperationName.nullable().meta({ description: "The charged call's operation; null for a grant." }) });
+export const ConsoleLedgerResponse = z.strictObject({
+  data: z
+    .array(ConsoleLedgerEntry)
+    .meta({ description: 'The entries, oldest first (by log position).' }),
+  next: LedgerResponse.shape.next,
+});
+
+export const ConsoleRequestPath = z.string().meta({ description: "The call's request id (its `X-Request-Id`, `req_…`)." });
+export const ConsoleRequestStory = z.strictObject({
+  request_id: z.string().meta({ description: "The call's request id." }),
+  call: z
+    .strictObject({
+      operation: OperationName,
+      key_id: KeyId,
+      recorded_at: isoDateTime().meta({ description: 'When the call ended (ISO 8601, UTC).' }),
+      outcome: z.enum(['success', 'not_found', 'error']).meta({ description: `\`error\`: ${ERRORS_MEANING}` }),
+      status: z.int().meta({ description: 'The HTTP status the call was answered with.' }),
+      cache_status: z.enum(CACHE_STATUSES).nullable().meta({ description: 'The answer\'s `X-Cache`; null when no profile was read.' }),
+      credits_charged: z.int().meta({ description: 'Credits charged for the call, before any refund.' }),
+      error_code: z.string().nullable().meta({ description: 'The `error.code` of the answer; null for a 200.' }),
+    })
+    .nullable()
+    .meta({ description: 'The call as it ended; null while it has not (or if it ended before it ran).' }),
+  refund: z
+    .strictObject({
+      credits: z.int().meta({ description: 'Credits given back.' }),
+      cause: z.string().meta({ description: 'Why: the error code refunded, or `not_found_price`.' }),
+      recorded_at: isoDateTime().meta({ description: 'When the refund was recorded (ISO 8601, UTC).' }),
+    })
+    .nullable()
+    .meta({ description: 'The refund of the call, if any.' }),
+  content_hash: z.string().nullable().meta({ description: 'The `content_hash` (`sha256:…`) of the profile the call fetched; null when it fetched none (a cache hit, a not-found, an error).' }),
+  ledger: z.array(ConsoleLedgerEntry).meta({ description: "The call's ledger entries (its charge and its refund), with balance_after." }),
+  events: z
+    .array(
+      z.strictObject({
+        position: z.int().meta({ description: "The event's position in the log." }),
+        stream: z.string().meta({ description: 'The stream it was appended to.' }),
+        type: z.string().meta({ description: 'The event type.' }),
+        recorded_at: isoDateTime().meta({ description: 'When it was recorded (ISO 8601, UTC).' }),
+      }),
+    )
+    .meta({ description: 'Every event the call appended to the log, in log order.' }),
 });
 
 export const MemberPatchRequest = z.strictObject({ role: Role });
@@ -285,10 +331,13 @@ export function consoleOpenApiPaths(docsUrl: string, { errorResponses, answerHea
       get: op('get', 'consoleUsage', 'Usage per day, key and operation (the admin API\'s rows)', { status: '200', schema: ConsoleUsageResponse }, { query: ConsoleUsageQuery, codes: ['not_found'] }),
     },
     '/console/v1/ledger': {
-      get: op('get', 'consoleLedger', 'Ledger entries with balance_after, paged, by request id', { status: '200', schema: LedgerResponse }, { query: ConsoleLedgerQuery }),
+      get: op('get', 'consoleLedger', 'Ledger entries with balance_after, paged, by request id', { status: '200', schema: ConsoleLedgerResponse }, { query: ConsoleLedgerQuery }),
+    },
+    '/console/v1/requests/{id}': {
+      get: op('get', 'consoleRequestStory', "One call's whole story: how it ended, its ledger entries, its refund, the profile's content hash and the events it appended", { status: '200', schema: ConsoleRequestStory }, { path: ConsoleRequestPath, codes: ['not_found'] }),
     },
     '/console/v1/ledger.csv': {
-      get: op('get', 'consoleLedgerCsv', 'Ledger entries of a date range (UTC days, inclusive) as CSV', { status: '200', description: 'CSV with a header line.' }, { query: ConsoleLedgerCsvQuery, csv: true }),
+      get: op('get', 'consoleLedgerCsv', 'Ledger entries of a period of UTC days [from, to) as CSV', { status: '200', description: 'CSV with a header line.' }, { query: ConsoleLedgerCsvQuery, csv: true }),
     },
     '/console/v1/statement': {
       get: op(

@@ -2,7 +2,7 @@ import type { KeyMode } from '../../contracts/events';
 import type { ModeFilter } from '../../contracts/http';
 
 /**
- * The rules of test keys (docs/api.md, "Test keys"; docs/adr/0022-test-keys.md), pure. A key's
+ * The rules of test keys (docs/api.md, "Test keys"; docs/adr/0024-test-keys.md), pure. A key's
  * mode is fixed at creation and named by its prefix (`lk_test_…`); every call it makes has it.
  */
 

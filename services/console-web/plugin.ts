@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import type { z } from 'zod';
@@ -50,6 +50,7 @@ import {
 } from '../members/rules';
 import { SESSION_MAX_MS } from '../sessions/rules';
 import { consoleAccounts } from './accounts';
+import { bundleConsoleScript, CONSOLE_SCRIPT } from './bundle';
 import { CONSOLE_PAGES, renderPage, type ConsolePage } from './pages';
 
 /**
@@ -62,12 +63,11 @@ export const CONSOLE_RATE_PER_MINUTE = 600;
 
 const jsonBody = <T>(req: FastifyRequest, schema: z.ZodType<T>): T => validated(schema, readJson(req, schema));
 
-export const consoleRoutes = fp(async (app) => registerConsole(app, app.deps), { name: 'routes-console', dependencies: [DEPS_PLUGIN] });
+export const consoleRoutes = fp(async (app) => registerConsole(app, app.deps, await loadAssets()), { name: 'routes-console', dependencies: [DEPS_PLUGIN] });
 
-function registerConsole(app: FastifyInstance, deps: AppDeps) {
+function registerConsole(app: FastifyInstance, deps: AppDeps, assets: ConsoleAssets) {
   const { membership, sessions } = consoleAccounts(deps.store);
   const { keys, readModels } = deps;
-  const assets = loadAssets();
   const config = { area: 'console' as const };
 
   app.register(async (scope) => {
@@ -81,10 +81,10 @@ function registerConsole(app: FastifyInstance, deps: AppDeps) {
       // own, much stricter, throttle.
       const decision = await deps.rateLimiter.take(`console:${req.ip}`, CONSOLE_RATE_PER_MINUTE).catch((err: unknown) => {
         // Unreadable (Redis out): 503, with the headers every console answer carries (docs/api.md).
-        if (err instanceof LimiterUnavailableError) setUnreadableBucketHeaders(reply, CONSOLE_RATE_PER_MINUTE);
+        if (err instanceof LimiterUnavailableError) setUnreadableBucketHeaders(reply, 'console', CONSOLE_RATE_PER_MINUTE);
         throw err;
       });
-      setRateLimitHeaders(reply, decision);
+      setRateLimitHeaders(reply, 'console', decision);
       if (!decision.allowed) throw new ApiError('rate_limited', { retryAfterSeconds: decision.retryAfterSeconds, message: ANONYMOUS_RATE_LIMITED });
     });
     scope.setErrorHandler((error, req) => {
@@ -195,21 +195,34 @@ function registerConsole(app: FastifyInstance, deps: AppDeps) {
       const { member } = await signedIn(req);
       const q = query(req, ConsoleUsageQuery);
       if (q.key_id !== undefined) await keys.requireKeyOf(member.workspaceId, q.key_id);
-      const rows = await readModels.usage(member.workspaceId, { keyId: q.key_id, from: q.from, to: q.to, modes: modesShown(q.mode) });
+      // The console's periods are [from, to); the usage query takes its last day, included.
+      const rows = await readModels.usage(member.workspaceId, { keyId: q.key_id, from: q.from, to: q.to === undefined ? undefined : addDays(q.to, -1), modes: modesShown(q.mode) });
       return { data: q.operation === undefined ? rows : rows.filter((r) => r.operation === q.operation) };
     });
 
     scope.get('/console/v1/ledger', { config }, async (req) => {
       const { member } = await signedIn(req);
       const q = query(req, ConsoleLedgerQuery);
-      return readModels.ledgerEntries(member.workspaceId, { requestId: q.request_id, after: q.after, limit: q.limit, modes: modesShown(q.mode) });
+      const page = await readModels.ledgerEntries(member.workspaceId, { requestId: q.request_id, after: q.after, limit: q.limit, modes: modesShown(q.mode) });
+      const operations = await readModels.operationsOf(member.workspaceId, page.data.flatMap((e) => (e.request_id === null ? [] : [e.request_id])));
+      return { ...page, data: page.data.map((e) => ({ ...e, operation: (e.request_id !== null && operations.get(e.request_id)) || null })) };
+    });
+
+    scope.get('/console/v1/requests/:id', { config }, async (req) => {
+      const { member } = await signedIn(req);
+      const requestId = pathId(req);
+      const story = await readModels.requestStory(member.workspaceId, requestId);
+      if (!story) throw new ApiError('not_found', { message: 'No call of this workspace has this request id.' });
+      const ledger = await readModels.ledgerEntries(member.workspaceId, { requestId, limit: 50 });
+      const operation = story.call?.operation ?? null;
+      return { request_id: requestId, ...story, ledger: ledger.data.map((e) => ({ ...e, operation })) };
     });
 
     scope.get('/console/v1/ledger.csv', { config }, async (req, reply) => {
       const { member } = await signedIn(req);
       const q = query(req, ConsoleLedgerCsvQuery);
       if (q.to < q.from) throw new ApiError('invalid_request', { details: [{ field: 'to', issue: 'too_small', message: '`to` is before `from`.' }] });
-      const entries = await readModels.ledgerBetween(member.workspaceId, new Date(`${q.from}T00:00:00Z`), new Date(`${addDays(q.to, 1)}T00:00:00Z`));
+      const entries = await readModels.ledgerBetween(member.workspaceId, new Date(`${q.from}T00:00:00Z`), new Date(`${q.to}T00:00:00Z`));
       const csv = toCsv(
         ['position', 'recorded_at', 'type', 'request_id', 'key_id', 'credits', 'balance_after'],
         entries.map((e) => [e.position, e.recorded_at, e.type, e.request_id, e.key_id, e.credits, e.balance_after]),
@@ -406,23 +419,40 @@ interface Asset {
   version: string;
 }
 
-function loadAssets() {
+const ASSET_TYPES = {
+  [CONSOLE_SCRIPT]: 'text/javascript; charset=utf-8',
+  'console.css': 'text/css; charset=utf-8',
+  'favicon.svg': 'image/svg+xml',
+} as const;
+
+type ConsoleAssets = Awaited<ReturnType<typeof loadAssets>>;
+
+/** Bundled once per process: every app of a test process shares it. */
+let scriptFromSource: Promise<Uint8Array> | undefined;
+
+/**
+ * The files under /console/assets. The script is the one `npm run build` bundled next to this
+ * module; run from the TypeScript source (tsx, vitest) there is none, and it is bundled here.
+ */
+async function loadAssets() {
+  const built = new URL(`./assets/${CONSOLE_SCRIPT}`, import.meta.url);
+  const script = existsSync(built)
+    ? readFileSync(built)
+    : Buffer.from(await (scriptFromSource ??= bundleConsoleScript()));
   const byName = new Map<string, Asset>();
-  for (const [name, type] of [
-    ['console.js', 'text/javascript; charset=utf-8'],
-    ['console.css', 'text/css; charset=utf-8'],
-  ] as const) {
-    const body = readFileSync(new URL(`./assets/${name}`, import.meta.url));
+  for (const [name, type] of Object.entries(ASSET_TYPES)) {
+    const body = name === CONSOLE_SCRIPT ? script : readFileSync(new URL(`./assets/${name}`, import.meta.url));
     byName.set(name, { body, type, version: createHash('sha256').update(body).digest('hex').slice(0, 12) });
   }
-  return { byName, js: `/console/assets/console.js?v=${byName.get('console.js')!.version}`, css: `/console/assets/console.css?v=${byName.get('console.css')!.version}` };
+  const url = (name: keyof typeof ASSET_TYPES) => `/console/assets/${name}?v=${byName.get(name)!.version}`;
+  return { byName, links: { js: url(CONSOLE_SCRIPT), css: url('console.css'), icon: url('favicon.svg') } };
 }
 
 /** Loads only this origin's script and style; no inline code, no framing. */
 const PAGE_CSP = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
-function sendPage(reply: FastifyReply, page: ConsolePage, assets: { js: string; css: string }) {
+function sendPage(reply: FastifyReply, page: ConsolePage, assets: ConsoleAssets) {
   reply.header('Content-Security-Policy', PAGE_CSP);
   reply.header('X-Frame-Options', 'DENY');
-  return reply.type('text/html; charset=utf-8').send(renderPage(page, assets));
+  return reply.type('text/html; charset=utf-8').send(renderPage(page, assets.links));
 }

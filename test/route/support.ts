@@ -39,6 +39,8 @@ export interface RouteApp {
   readModels: ReadModels;
   workspaces: Workspaces;
   keys: Keys;
+  /** The event store of the app (to write what an earlier fetch would have, say). */
+  store: EventStore;
   /** A workspace with `credits` and one key; `headers` authenticate as that key. */
   keyed(opts?: { credits?: number; rateLimitPerMinute?: number; maxConcurrency?: number; mode?: 'live' | 'test' }): Promise<{ workspaceId: string; keyId: string; headers: Record<string, string> }>;
   call(method: InjectOptions['method'], url: string, opts?: { headers?: Record<string, string>; body?: unknown }): Promise<Answer>;
@@ -108,6 +110,7 @@ export async function startRouteApp(
     readModels,
     workspaces,
     keys,
+    store,
     async keyed({ credits = 100, rateLimitPerMinute, maxConcurrency, mode } = {}) {
       const ws = await workspaces.create({ name: 'route test', credits, maxConcurrency });
       const key = await keys.create(ws.id, { rateLimitPerMinute, mode });
@@ -165,4 +168,14 @@ function expectEnvelope(answer: Answer) {
   if (!body.error || !body.meta || body.meta.request_id !== answer.headers['x-request-id']) {
     throw new Error(`not an error envelope with its request id: ${answer.statusCode} ${answer.body}`);
   }
+}
+
+/** A member of `workspaceId` with `role`, signed in to the console through an invitation: their session cookie. */
+export async function signedInMember(t: RouteApp, workspaceId: string, email: string, role: 'owner' | 'member'): Promise<{ cookie: string }> {
+  const invitation = await t.call('POST', `/admin/v1/workspaces/${workspaceId}/invitations`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` }, body: { email, role } });
+  if (invitation.statusCode !== 201) throw new Error(`invitation: ${invitation.statusCode} ${invitation.body}`);
+  const token = new URL(invitation.json().link).searchParams.get('token');
+  const accepted = await t.call('POST', '/console/v1/invitations/accept', { body: { token, password: `${role} password 123456` } });
+  if (accepted.statusCode !== 200) throw new Error(`accept: ${accepted.statusCode} ${accepted.body}`);
+  return { cookie: String(accepted.headers['set-cookie']).split(';')[0]! };
 }

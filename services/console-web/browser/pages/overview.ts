@@ -1,0 +1,35 @@
+import { api, type Overview, type UsageRow } from '../api';
+import { $, cell, el, fillBody, fmt, when } from '../dom';
+import { describeRange, rangePicker } from '../dates';
+import { keyName, loadKeys } from '../keys';
+import { mountUsageChart } from '../usage-chart';
+import { requestLink } from './request';
+
+export async function overview() {
+  const form = $<HTMLFormElement>('#chart-period');
+  const range = rangePicker(form, new URLSearchParams(location.search), 30);
+  const [data, keys, usage] = await Promise.all([
+    api<Overview>('GET', '/console/v1/overview'),
+    loadKeys(),
+    api<{ data: UsageRow[] }>('GET', `/console/v1/usage?${new URLSearchParams({ ...range })}`),
+  ]);
+  $('#balance').textContent = fmt(data.balance);
+  $('#spent-today').textContent = fmt(data.spent_today);
+  $('#spent-month').textContent = fmt(data.spent_this_month);
+  $('#chart-range').textContent = describeRange(range);
+  // A series clicked opens Usage, filtered to it over the same period.
+  mountUsageChart({
+    rows: usage.data,
+    range,
+    keys,
+    selected: () => undefined,
+    onSelect: (split, id) => location.assign(`/console/usage?${new URLSearchParams({ [split === 'key' ? 'key_id' : 'operation']: id, ...range })}`),
+  });
+  fillBody(
+    $<HTMLTableElement>('#errors-table'),
+    data.recent_errors.map((e) =>
+      el('tr', {}, cell(when(e.recorded_at)), cell(requestLink(e.request_id)), cell(keyName(keys, e.key_id)), cell(e.operation), cell(e.error_code)),
+    ),
+    'No errors.',
+  );
+}
