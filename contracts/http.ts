@@ -46,7 +46,8 @@ export const OnError = z.enum(ON_ERROR_VALUES).optional().meta({
 export type OnError = z.output<typeof OnError>;
 
 const nonNegativeInt = () => z.int().nonnegative();
-const isoDateTime = () => z.iso.datetime({ offset: true });
+/** An instant as the API writes it: ISO 8601 with its offset. */
+export const isoDateTime = () => z.iso.datetime({ offset: true });
 const isoDate = () => z.iso.date();
 
 export const RequestId = z
@@ -378,7 +379,7 @@ export const PricedOperationEntry = z
 
 export const FreeArea = z
   .strictObject({
-    area: z.enum(['cache', 'meta']).meta({ description: 'The free area.' }),
+    area: z.enum(['cache', 'webhooks', 'watches', 'meta']).meta({ description: 'The free area (`watches`: creating and reading them; each refresh is charged, see `notes`).' }),
     price: z.literal(0).meta({ description: 'Always 0.' }),
     endpoints: z.array(z.string()).meta({ description: '`METHOD /path` of each endpoint of the area.' }),
   })
@@ -484,10 +485,13 @@ const rateLimitPerMinute = () =>
   z.int().min(1).max(RATE_LIMIT_PER_MINUTE_MAX).meta({ description: `Requests per minute of the key, 1–${RATE_LIMIT_PER_MINUTE_MAX}.` });
 /** Names of workspaces and keys: one line of text. */
 const nameString = () => text({ max: WORKSPACE_NAME_MAX_CHARS, kind: 'line' });
-const idString = () => text({ max: ID_MAX_CHARS, kind: 'id' });
+/** An id of ours as a request names it (path, query, body): one limit, ID_MAX_CHARS, everywhere. */
+export const idString = () => text({ max: ID_MAX_CHARS, kind: 'id' });
 
 /** `{id}` of the admin paths: checked like any request string; an unknown id is 404 `not_found`. */
-export const AdminPathParams = z.strictObject({ id: idString() });
+export const AdminPathParams = z.strictObject({
+  id: idString().meta({ description: 'The id the path names: a workspace (`ws_…`), a key (`key_…`) or an audit job.' }),
+});
 
 export const WorkspaceCreateRequest = z.strictObject({
   name: nameString(),
@@ -556,7 +560,7 @@ export const KeyListResponse = z.strictObject({ data: z.array(KeySummary) });
 export const KeyRevokeResponse = z.strictObject({ id: z.string(), revoked_at: isoDateTime() });
 
 /** A query-string integer: digits only (query values arrive as strings). */
-const queryInt = (min: number, max: number) =>
+export const queryInt = (min: number, max: number) =>
   z
     .string()
     .regex(/^\d{1,16}$/)

@@ -2,7 +2,7 @@ import type { KeyMode } from '../../contracts/events';
 import type { ModeFilter } from '../../contracts/http';
 
 /**
- * The rules of test keys (docs/api.md, "Test keys"; docs/adr/0024-test-keys.md), pure. A key's
+ * The rules of test keys (docs/api.md, "Test keys"; docs/adr/0026-test-keys.md), pure. A key's
  * mode is fixed at creation and named by its prefix (`lk_test_…`); every call it makes has it.
  */
 
@@ -14,6 +14,12 @@ export const sourceForMode = (mode: KeyMode): 'configured' | 'sandbox' => (mode 
 
 /** Whether a call reads and writes the shared cache: a test key's never do (they always fetch from the sandbox). */
 export const usesCache = (mode: KeyMode): boolean => mode === 'live';
+
+/**
+ * Whether a key may create or run a watch: a watch's refreshes are live, charged lookups made in the
+ * workspace's name long after the call, so a test key (never charged, sandbox only) may not start one.
+ */
+export const mayStartWatches = (mode: KeyMode): boolean => mode === 'live';
 
 /** The modes a usage, ledger or statement read shows for its `mode` filter. */
 export const modesShown = (filter: ModeFilter): KeyMode[] => (filter === 'all' ? ['live', 'test'] : [filter]);

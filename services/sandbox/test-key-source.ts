@@ -4,7 +4,7 @@ import type { Source } from '../lookup/source/source';
 import { startSandbox, type Sandbox } from './server';
 
 /**
- * Where test keys' calls fetch (docs/adr/0024-test-keys.md): the built-in sandbox network, over
+ * Where test keys' calls fetch (docs/adr/0026-test-keys.md): the built-in sandbox network, over
  * the same HTTP source as any upstream. Started on the first test call, so an instance whose
  * clients never use a test key never builds the sandbox's world; a start that fails is tried
  * again by the next call (that call is answered `internal_error`, charged nothing).

@@ -48,6 +48,21 @@ describe('201 and 200: creating and listing', () => {
     const list = await t.call('GET', `/admin/v1/workspaces/${id}/keys`, { headers: admin });
     expect(list.json().data.map((k: { mode: string }) => k.mode)).toEqual(['live', 'test']);
   });
+
+  it("a test key manages its workspace's webhook endpoints and lists, reads and deletes its watches, all free", async () => {
+    const { id, live, test } = await workspaceWithKeys(5);
+    const endpoint = await t.call('POST', '/v1/webhook-endpoints', { headers: test.headers, body: { url: 'https://hooks.example.com/h', event_types: ['profile.changed'] } });
+    expect(endpoint.statusCode, endpoint.body).toBe(201);
+    const endpointId = endpoint.json().data.id as string;
+    expect((await t.call('GET', '/v1/webhook-endpoints', { headers: test.headers })).json().data.map((e: { id: string }) => e.id)).toEqual([endpointId]);
+    const created = await t.call('POST', '/v1/watches', { headers: live.headers, body: { operation: 'company', body: { url: 'acme-robotics' }, every: '7d', webhook_endpoint_id: endpointId } });
+    expect(created.statusCode, created.body).toBe(201);
+    const watchId = created.json().data.id as string;
+    expect((await t.call('GET', '/v1/watches', { headers: test.headers })).json().data.map((w: { id: string }) => w.id)).toEqual([watchId]);
+    expect((await t.call('GET', `/v1/watches/${watchId}`, { headers: test.headers })).statusCode).toBe(200);
+    expect((await t.call('DELETE', `/v1/watches/${watchId}`, { headers: test.headers })).json().data).toEqual({ id: watchId, deleted: true });
+    expect(await t.balance(id)).toBe(5);
+  });
 });
 
 describe('200: calls', () => {
@@ -130,6 +145,21 @@ describe('4xx and 5xx: the errors a client tests its handling of, never charged'
     const { test } = await workspaceWithKeys(0, { rate_limit_per_minute: 1 });
     expect((await t.call('GET', '/v1/cache/stats', { headers: test.headers })).statusCode).toBe(200);
     expect(errorOf(await t.call('GET', '/v1/cache/stats', { headers: test.headers }))).toMatchObject({ status: 429, code: 'rate_limited' });
+  });
+
+  it('403: a test key may not create a watch nor run one now (its refreshes are live, charged lookups), 0 charged', async () => {
+    const { id, live, test } = await workspaceWithKeys(5);
+    const endpointId = (await t.call('POST', '/v1/webhook-endpoints', { headers: live.headers, body: { url: 'https://hooks.example.com/h', event_types: ['profile.changed'] } })).json().data.id as string;
+    const watchBody = { operation: 'company', body: { url: 'acme-robotics' }, every: '1d', webhook_endpoint_id: endpointId };
+    const refused = await t.call('POST', '/v1/watches', { headers: test.headers, body: watchBody });
+    expect(errorOf(refused)).toMatchObject({ status: 403, code: 'forbidden', charged: 0, remaining: 5 });
+    expect(refused.json().error.reason).toBe('test_key');
+    const watchId = (await t.call('POST', '/v1/watches', { headers: live.headers, body: watchBody })).json().data.id as string;
+    const run = await t.call('POST', `/v1/watches/${watchId}/run`, { headers: test.headers });
+    expect(errorOf(run)).toMatchObject({ status: 403, code: 'forbidden', charged: 0, remaining: 5 });
+    expect(run.json().error.reason).toBe('test_key');
+    expect((await t.call('GET', `/v1/watches/${watchId}`, { headers: test.headers })).json().data).toMatchObject({ last_run_at: null });
+    expect(await t.balance(id)).toBe(5);
   });
 
   it('401: a made-up test key is no key', async () => {

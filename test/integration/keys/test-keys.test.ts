@@ -15,7 +15,7 @@ import { loadConfig } from '../../../services/config/config';
 import { startServer, type RunningServer } from '../../../services/api/server';
 import { startRelay, type RelayLogger, type RunningRelay } from '../../../services/relay/relay';
 import { topicNames } from '../../../services/relay/routing';
-import { readWholeTopic } from '../relay/kafka-support';
+import { readWholeTopic } from '../../support/kafka-support';
 import { createTestDatabase, serverUrl, type TestDatabase } from '../../support/servers';
 
 const ADMIN_TOKEN = 'test-keys-integration-admin-token';

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { newEvent } from '../../../contracts/events';
 import { completedEvent } from '../../../services/ledger/commands/lookup-completed';
 import { chargeEvents } from '../../../services/ledger/commands/charge';
-import { modesShown, modeField, priceInMode, scopeInMode, sourceForMode, usesCache } from '../../../services/common/key-mode';
+import { mayStartWatches, modesShown, modeField, priceInMode, scopeInMode, sourceForMode, usesCache } from '../../../services/common/key-mode';
 import { API_KEY_PATTERN, generateApiKey, modeOfKey } from '../../../services/keys/key-material';
 import { decideCreateKey } from '../../../services/keys/create-key';
 
@@ -50,6 +50,13 @@ describe('which source, which cache', () => {
   it('given a live key, when it fetches, then it goes to the configured source through the cache', () => {
     expect(sourceForMode('live')).toBe('configured');
     expect(usesCache('live')).toBe(true);
+  });
+});
+
+describe('watches', () => {
+  it('given a test key, when it would create or run a watch, then it may not; a live key may', () => {
+    expect(mayStartWatches('test')).toBe(false);
+    expect(mayStartWatches('live')).toBe(true);
   });
 });
 

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { Operation } from '../../../contracts/events';
-import { readCookie } from '../../../services/console-web/plugin';
+import { readCookie } from '../../../services/http/admission/session';
 import { renderPage, CONSOLE_PAGES } from '../../../services/console-web/pages';
 import { hashPassword, verifyPassword } from '../../../services/members/passwords';
 import { toCsv } from '../../../services/common/csv';
