@@ -44,8 +44,7 @@ export const InvitationCreatedResponse = z.strictObject({
   email: InvitedEmail,
   role: Role,
   expires_at: InvitationExpiresAt,
-  link: z.string().meta({ description: 'The one-time link (`/console/accept?token=…&workspace=ws_…`): it works once, for 7 days. Shown only in this answer.' }),
-});
+}).meta({ description: 'The one-time link (`/console/accept?token=…&workspace=ws_…`, once, 7 days) is emailed to the invited address only: it is not in this answer.' });
 
 export const SignInRequest = z.strictObject({
   workspace_id: idString().meta({ description: 'The workspace to sign in to (`ws_…`): a member belongs to one workspace, and one email may be a member of several, each with its own password.' }),
@@ -298,7 +297,7 @@ export function consoleOpenApiPaths(docsUrl: string, { errorResponses, answerHea
       delete: op('delete', 'consoleRemoveMember', 'Remove a member: their sessions end at once (owners only)', none, { codes: ['not_found'], path: MemberId }),
     },
     '/console/v1/invitations': {
-      post: op('post', 'consoleInvite', 'Invite someone (owners only): the answer carries the one-time link', { status: '201', schema: InvitationCreatedResponse }, { body: InvitationCreateRequest }),
+      post: op('post', 'consoleInvite', 'Invite someone (owners only): the one-time link is emailed to the invited address', { status: '201', schema: InvitationCreatedResponse }, { body: InvitationCreateRequest }),
     },
     '/console/v1/invitations/{id}': {
       delete: op('delete', 'consoleCancelInvitation', 'Cancel a pending invitation (owners only)', none, { codes: ['not_found'], path: InvitationId }),

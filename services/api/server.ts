@@ -32,6 +32,9 @@ import { KeyAuthenticator } from '../keys/authenticator';
 import { KeyUseRecorder } from '../keys/key-use';
 import { CacheIndexMemory } from '../lookup/cache-index-memory';
 import { createRedisRevocationMarks } from '../keys/revocation-marks-redis';
+import { EmailSender } from '../email/email-outbox';
+import { createFolderMailer } from '../email/folder-mailer';
+import { createSmtpMailer } from '../email/smtp-mailer';
 
 export interface RunningServer {
   app: FastifyInstance;
@@ -158,6 +161,16 @@ export async function startServer(config: Config): Promise<RunningServer> {
     );
     sweep.unref();
     closers.push(async () => clearInterval(sweep));
+
+    // Email leaves from the outbox table, whichever instance claims it: SMTP, or the outbox folder.
+    const mailer = config.smtpUrl ? createSmtpMailer(config.smtpUrl) : createFolderMailer(config.outboxDir, log);
+    if (!config.smtpUrl) log.info({ outbox_dir: config.outboxDir }, 'no SMTP_URL: emails are written to the outbox folder and their links logged here');
+    const emailSender = new EmailSender(sql, mailer, { from: config.mailFrom, logger: log });
+    emailSender.start();
+    closers.push(async () => {
+      await emailSender.stop();
+      await mailer.close();
+    });
 
     let relayLag: (() => Promise<unknown>) | undefined;
     if (config.kafkaBrokers) {

@@ -198,10 +198,7 @@ const BODIES: Record<ConsolePage, string> = {
     <label>Role <select name="role"><option value="member">member</option><option value="owner">owner</option></select></label>
     <button type="submit">Invite</button>
   </form>
-  <div id="invite-link" class="new-key" hidden>
-    <p>Send this one-time link to the person (valid 7 days, works once):</p>
-    <div class="secret"><code id="invite-link-value"></code> <button type="button" id="copy-link">Copy</button></div>
-  </div>
+  <p id="invite-sent" class="new-key" hidden>Invitation sent to <strong id="invite-sent-to"></strong>: the one-time link (valid 7 days, works once) is in their mailbox.</p>
 </section>
 <section class="card">
   <h2>Members</h2>

@@ -53,6 +53,10 @@ import {
   type Refusal,
 } from '../members/rules';
 import { CONSOLE_PAGES, renderPage, type ConsolePage } from './pages';
+import { invitationLink } from './console-links';
+import type { SqlExecutor } from '../eventstore/sql';
+import { enqueueEmail } from '../email/email-outbox';
+import { invitationEmail } from '../email/messages';
 
 /**
  * The workspace console: pages and assets under `/console`, its JSON API under `/console/v1`
@@ -242,8 +246,10 @@ function registerConsole(app: FastifyInstance, deps: AppDeps) {
       const { member } = await changing(req);
       requireOwner(member);
       const body = jsonBody(req, InvitationCreateRequest);
-      const invitation = await members.invite(member.workspaceId, actorOf(member), body);
-      return reply.status(201).send(invitationAnswer(req, member.workspaceId, invitation));
+      const invitation = await members.invite(member.workspaceId, actorOf(member), body, await invitationMailer(req, member.workspaceId, body.role));
+      // The link went to the invited address only: the inviter never holds it.
+      const { link: _sentByEmail, ...answer } = invitationAnswer(req, member.workspaceId, invitation);
+      return reply.status(201).send(answer);
     });
 
     scope.delete('/console/v1/invitations/:id', { config }, async (req, reply) => {
@@ -270,15 +276,25 @@ function registerConsole(app: FastifyInstance, deps: AppDeps) {
     scope.post('/admin/v1/workspaces/:id/invitations', { config: { area: 'admin' as const } }, async (req, reply) => {
       const body = jsonBody(req, InvitationCreateRequest);
       const workspaceId = pathId(req);
-      const invitation = await members.invite(workspaceId, { kind: 'operator' }, body);
+      // Emailed to the invited address; the operator (who holds the admin token) gets the link too,
+      // to bootstrap a workspace whatever the mail setup (docs/api.md, "Invitations").
+      const invitation = await members.invite(workspaceId, { kind: 'operator' }, body, await invitationMailer(req, workspaceId, body.role));
       return reply.status(201).send(invitationAnswer(req, workspaceId, invitation));
     });
   });
 
-  /** The link names the workspace too: the page shows where the new member will sign in. */
   function invitationAnswer(req: FastifyRequest, workspaceId: string, inv: { invitation_id: string; email: string; role: string; expires_at: string; token: string }) {
-    const link = `${publicBaseUrl(deps.config, req)}/console/accept?token=${inv.token}&workspace=${encodeURIComponent(workspaceId)}`;
+    const link = invitationLink(publicBaseUrl(deps.config, req), inv.token, workspaceId);
     return { invitation_id: inv.invitation_id, email: inv.email, role: inv.role, expires_at: inv.expires_at, link };
+  }
+
+  /** Queues the invitation's email in the invitation's transaction (services/email). */
+  async function invitationMailer(req: FastifyRequest, workspaceId: string, role: string) {
+    const workspaceName = (await deps.ledger.getWorkspace(workspaceId))?.name ?? workspaceId;
+    const baseUrl = publicBaseUrl(deps.config, req);
+    return async (tx: SqlExecutor, inv: { email: string; token: string; expiresAt: Date }) => {
+      await enqueueEmail(tx, invitationEmail({ to: inv.email, workspaceName, role, link: invitationLink(baseUrl, inv.token, workspaceId), expiresAt: inv.expiresAt.toISOString() }));
+    };
   }
 
   /** The signed-in member, or 401. */

@@ -519,12 +519,11 @@
         event.preventDefault();
         const invitation = await api('POST', '/console/v1/invitations', { email: form.elements.email.value, role: form.elements.role.value });
         form.reset();
-        // The table first, so the link shows only once the invitation is listed too.
+        // The table first, so the note shows only once the invitation is listed too.
         await render();
-        $('#invite-link-value').textContent = invitation.link;
-        $('#invite-link').hidden = false;
+        $('#invite-sent-to').textContent = invitation.email;
+        $('#invite-sent').hidden = false;
       }));
-      $('#copy-link').addEventListener('click', (e) => copy($('#invite-link-value').textContent, e.currentTarget));
       await render();
     },
 
