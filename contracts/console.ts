@@ -65,6 +65,15 @@ export const PasswordChangeRequest = z.strictObject({
   new_password: password().meta({ description: 'The password from now on, under the same rule as when accepting an invitation. Every other session of the member ends.' }),
 });
 
+export const PasswordResetAskRequest = z.strictObject({
+  workspace_id: idString().meta({ description: 'The workspace whose password is forgotten (`ws_…`).' }),
+  email: email().meta({ description: 'The email the member signs in with (any case). The answer is the same whether or not it is a member of the workspace.' }),
+});
+export const PasswordResetCompleteRequest = z.strictObject({
+  token: InvitationToken.meta({ description: 'The `token` of the emailed link (`/console/reset?token=…`).' }),
+  new_password: password().meta({ description: 'The password from now on, under the rule of invitations (400 with details otherwise). Every session of the member ends; sign in again.' }),
+});
+
 export const SessionResponse = z.strictObject({
   member: z.strictObject({ id: MemberId, email: MemberEmail, role: Role }).meta({ description: 'The signed-in member.' }),
   workspace: z
@@ -259,6 +268,18 @@ export function consoleOpenApiPaths(docsUrl: string, { errorResponses, answerHea
     },
     '/console/v1/password': {
       post: op('post', 'consoleChangePassword', 'Change the password (the current one is throttled per member): every other session ends', { status: '200', schema: SessionResponse }, { body: PasswordChangeRequest }),
+    },
+    '/console/v1/password-reset': {
+      post: op(
+        'post',
+        'consoleAskPasswordReset',
+        'Ask for a password reset link by email (1 hour, works once): the same 202 whether or not the email is a member; at most 3 emails per member and hour, 10 asks per client address and minute',
+        { status: '202', description: 'Asked: a member of the workspace with this email gets the link.' },
+        { body: PasswordResetAskRequest, open: true },
+      ),
+    },
+    '/console/v1/password-reset/complete': {
+      post: op('post', 'consoleCompletePasswordReset', "Set a new password with a reset link's token: every session of the member ends", none, { body: PasswordResetCompleteRequest, open: true, codes: ['not_found'] }),
     },
     '/console/v1/overview': { get: op('get', 'consoleOverview', 'Balance, credits spent today and this month, 30 days of usage, the last 10 errors', { status: '200', schema: OverviewResponse }) },
     '/console/v1/keys': {

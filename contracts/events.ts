@@ -119,6 +119,23 @@ export const EVENT_SCHEMAS = {
   MemberRemoved: z.object({ workspace_id: workspaceId, member_id: z.string().startsWith('mem_'), actor: z.string() }),
   /** The hash itself is plain state (member_credentials), never in the log. */
   PasswordChanged: z.object({ workspace_id: workspaceId, member_id: z.string().startsWith('mem_'), actor: z.string() }),
+  /**
+   * A password reset link was emailed to a member (on `members-<workspace_id>`). Only the SHA-256 of
+   * its one-time token; a request for an address that is no member records nothing.
+   */
+  PasswordResetRequested: z.object({
+    workspace_id: workspaceId,
+    member_id: z.string().startsWith('mem_'),
+    token_hash: z.string().regex(/^[0-9a-f]{64}$/),
+    expires_at: z.iso.datetime(),
+  }),
+  /** The link was used: a new password, every session of the member ended. No hash of the password. */
+  PasswordResetCompleted: z.object({
+    workspace_id: workspaceId,
+    member_id: z.string().startsWith('mem_'),
+    token_hash: z.string().regex(/^[0-9a-f]{64}$/),
+    actor: z.string(),
+  }),
   /** On the key's stream. */
   ApiKeyRenamed: z.object({ key_id: keyId, workspace_id: workspaceId, name: z.string().nullable(), actor: z.string() }),
   /** On the key's stream, right after its ApiKeyCreated, when a member created it in the console. */
@@ -145,6 +162,8 @@ export const EVENT_SCHEMA_VERSION: Record<EventType, number> = {
   MemberRoleChanged: 1,
   MemberRemoved: 1,
   PasswordChanged: 1,
+  PasswordResetRequested: 1,
+  PasswordResetCompleted: 1,
   ApiKeyRenamed: 1,
   ApiKeyCreatedBy: 1,
 };

@@ -56,6 +56,8 @@ export const EVENT_ROUTES: Partial<Record<EventType, { topic: Exclude<EventTopic
   MemberRoleChanged: { topic: 'members', keyField: 'workspace_id' },
   MemberRemoved: { topic: 'members', keyField: 'workspace_id' },
   PasswordChanged: { topic: 'members', keyField: 'workspace_id' },
+  PasswordResetRequested: { topic: 'members', keyField: 'workspace_id' },
+  PasswordResetCompleted: { topic: 'members', keyField: 'workspace_id' },
 };
 
 /**
@@ -66,6 +68,8 @@ export const WITHHELD_FIELDS: Partial<Record<EventType, readonly string[]>> = {
   ApiKeyCreated: ['key_hash'],
   // Single-use and useless without the link, but nothing downstream needs it either.
   MemberInvited: ['token_hash'],
+  PasswordResetRequested: ['token_hash'],
+  PasswordResetCompleted: ['token_hash'],
 };
 
 /** The `data` of an event as published: the log's schema minus the withheld fields. */

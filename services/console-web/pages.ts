@@ -9,12 +9,14 @@ import { Operation } from '../../contracts/events';
 /** The operations of the contract, in its order: the usage filter lists them and the script colours them by position. */
 const OPERATIONS = Operation.options;
 
-export const CONSOLE_PAGES = ['signin', 'accept', 'overview', 'keys', 'usage', 'ledger', 'statement', 'members', 'account'] as const;
+export const CONSOLE_PAGES = ['signin', 'accept', 'forgot', 'reset', 'overview', 'keys', 'usage', 'ledger', 'statement', 'members', 'account'] as const;
 export type ConsolePage = (typeof CONSOLE_PAGES)[number];
 
 const TITLES: Record<ConsolePage, string> = {
   signin: 'Sign in',
   accept: 'Join a workspace',
+  forgot: 'Forgot your password',
+  reset: 'Choose a new password',
   overview: 'Overview',
   keys: 'API keys',
   usage: 'Usage',
@@ -24,10 +26,13 @@ const TITLES: Record<ConsolePage, string> = {
   account: 'Account',
 };
 
+/** Pages shown without a session. */
+export const OPEN_PAGES: readonly ConsolePage[] = ['signin', 'accept', 'forgot', 'reset'];
+
 const NAV: ConsolePage[] = ['overview', 'keys', 'usage', 'ledger', 'statement', 'members', 'account'];
 
 export function renderPage(page: ConsolePage, assets: { js: string; css: string }): string {
-  const signedIn = page !== 'signin' && page !== 'accept';
+  const signedIn = !OPEN_PAGES.includes(page);
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -69,7 +74,23 @@ const BODIES: Record<ConsolePage, string> = {
   <label>Password <input type="password" name="password" autocomplete="current-password" required></label>
   <button type="submit">Sign in</button>
 </form>
-<p class="hint">New here? Follow the invitation link you were given. The workspace id is in that link; this browser remembers the last one.</p>`,
+<p class="hint">New here? Follow the invitation link you were emailed. The workspace id is in that link; this browser remembers the last one.</p>
+<p class="hint"><a href="/console/forgot" id="forgot-link">Forgot your password?</a></p>`,
+
+  forgot: `<form id="forgot-form" class="card narrow">
+  <label>Workspace id <input type="text" name="workspace" autocomplete="organization" placeholder="ws_…" spellcheck="false" required></label>
+  <label>Email <input type="email" name="email" autocomplete="username" required></label>
+  <button type="submit">Email me a reset link</button>
+</form>
+<p id="forgot-sent" class="hint" hidden>If this email is a member of the workspace, a reset link is on its way (valid 1 hour, works once).</p>`,
+
+  reset: `<form id="reset-form" class="card narrow">
+  <label>New password (at least 12 characters)
+    <input type="password" name="password" autocomplete="new-password" minlength="12" required></label>
+  <label>Repeat it <input type="password" name="repeat" autocomplete="new-password" minlength="12" required></label>
+  <button type="submit">Set password</button>
+</form>
+<p id="reset-done" class="hint" hidden>Your password is changed and every session ended. <a href="/console">Sign in</a>.</p>`,
 
   accept: `<p id="invitation-summary"></p>
 <form id="accept-form" class="card narrow" hidden>

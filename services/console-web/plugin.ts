@@ -54,6 +54,7 @@ import {
 } from '../members/rules';
 import { CONSOLE_PAGES, renderPage, type ConsolePage } from './pages';
 import { invitationLink } from './console-links';
+import { registerPasswordResetRoutes } from './password-reset-routes';
 import type { SqlExecutor } from '../eventstore/sql';
 import { enqueueEmail } from '../email/email-outbox';
 import { invitationEmail } from '../email/messages';
@@ -156,6 +157,8 @@ function registerConsole(app: FastifyInstance, deps: AppDeps) {
       const sessionId = await members.changePassword(member, body.current_password, body.new_password, req.ip);
       return startSession(req, reply, sessionId, member, 200);
     });
+
+    registerPasswordResetRoutes(scope, deps, { config, refuseForeignOrigin, jsonBody });
 
     // ---------- numbers: the admin API's own queries ----------
 

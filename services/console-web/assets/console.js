@@ -219,6 +219,32 @@
       }));
     },
 
+    async forgot() {
+      const form = $('#forgot-form');
+      form.elements.workspace.value = rememberedWorkspace();
+      form.addEventListener('submit', guarded(async (event) => {
+        event.preventDefault();
+        await api('POST', '/console/v1/password-reset', { workspace_id: form.elements.workspace.value.trim(), email: form.elements.email.value });
+        form.hidden = true;
+        $('#forgot-sent').hidden = false;
+      }));
+    },
+
+    async reset() {
+      const params = new URLSearchParams(location.search);
+      const token = params.get('token') || '';
+      // Out of the address bar and history: the link is a one-time secret.
+      history.replaceState(null, '', `/console/reset?workspace=${encodeURIComponent(params.get('workspace') || '')}`);
+      const form = $('#reset-form');
+      form.addEventListener('submit', guarded(async (event) => {
+        event.preventDefault();
+        if (form.elements.password.value !== form.elements.repeat.value) throw new ApiFailure(400, { error: { message: 'The two passwords differ.' } });
+        await api('POST', '/console/v1/password-reset/complete', { token, new_password: form.elements.password.value });
+        form.hidden = true;
+        $('#reset-done').hidden = false;
+      }));
+    },
+
     async accept() {
       const token = new URLSearchParams(location.search).get('token') || '';
       // Out of the address bar and history: the link is a one-time secret.
@@ -540,7 +566,7 @@
   };
 
   async function start() {
-    if (page !== 'signin' && page !== 'accept') {
+    if (!['signin', 'accept', 'forgot', 'reset'].includes(page)) {
       await loadSession();
       $('#sign-out').addEventListener('click', guarded(async () => {
         await api('DELETE', '/console/v1/session');

@@ -45,7 +45,7 @@ describe('routing an event to a topic and key', () => {
     ['ApiKeyRevoked', 'lookup.keys.v1', 'key_01JTESTKEY000000000000000'],
     ['ApiKeyRenamed', 'lookup.keys.v1', 'key_01JTESTKEY000000000000000'],
     ['ApiKeyCreatedBy', 'lookup.keys.v1', 'key_01JTESTKEY000000000000000'],
-    ...(['MemberInvited', 'InvitationCancelled', 'InvitationAccepted', 'MemberRoleChanged', 'MemberRemoved', 'PasswordChanged'] as const).map(
+    ...(['MemberInvited', 'InvitationCancelled', 'InvitationAccepted', 'MemberRoleChanged', 'MemberRemoved', 'PasswordChanged', 'PasswordResetRequested', 'PasswordResetCompleted'] as const).map(
       (type) => [type, 'lookup.members.v1', 'ws_01JTESTWORKSPACE0000000000'] as [string, string, string],
     ),
   ];
