@@ -2,12 +2,13 @@
 // browser download) against the service running in-process on a private PostgreSQL database.
 // One story from invitation to sign-out, then the refusals: CSRF, lockout, a link used twice,
 // and a member of one workspace reaching for another's ids.
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
+import { simpleParser } from 'mailparser';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type RunningServer } from '../../services/api/server';
@@ -104,6 +105,22 @@ describe.runIf(available)('the workspace console in Chromium', { timeout: 60_000
     const link = /link\s+(\S+)/.exec(out)?.[1];
     expect(link, out).toMatch(/\/console\/accept\?token=/);
     return link!;
+  }
+
+  /** The link of the newest email to `to` in the outbox folder (no SMTP_URL: the embedded default). */
+  async function mailedLink(to: string, path: string): Promise<string> {
+    const outbox = join(dataDir, 'outbox');
+    const until = Date.now() + 15_000;
+    for (;;) {
+      const files = existsSync(outbox) ? readdirSync(outbox).filter((f) => f.endsWith('.eml')).sort().reverse() : [];
+      for (const file of files) {
+        const mail = await simpleParser(readFileSync(join(outbox, file)));
+        const link = /https?:\/\/\S+/.exec(mail.text ?? '')?.[0];
+        if (JSON.stringify(mail.to).includes(to) && link?.includes(path)) return link;
+      }
+      if (Date.now() > until) throw new Error(`no email to ${to} with a ${path} link in ${outbox}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
   }
 
   async function lookup(key: string, path: string, body: unknown) {
@@ -268,8 +285,10 @@ describe.runIf(available)('the workspace console in Chromium', { timeout: 60_000
     await owner.getByLabel('Email', { exact: true }).fill(memberEmail);
     await owner.locator('#invite-form').getByRole('combobox').selectOption('member');
     await owner.getByRole('button', { name: 'Invite' }).click();
-    await owner.locator('#invite-link:not([hidden])').waitFor();
-    const memberLink = await text(owner, '#invite-link-value');
+    await owner.locator('#invite-sent:not([hidden])').waitFor();
+    expect(await text(owner, '#invite-sent-to')).toBe(memberEmail);
+    // The link is in the invited address's mailbox (here the outbox folder), never on the owner's page.
+    const memberLink = await mailedLink(memberEmail, '/console/accept');
     expect(await owner.locator('#invitations-table tbody').textContent()).toContain(memberEmail);
     member = await newPage({ width: 390, height: 844 });
     await acceptInvitation(member, memberLink, PASSWORD_MEMBER);
