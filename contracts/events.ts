@@ -136,6 +136,21 @@ export const EVENT_SCHEMAS = {
     token_hash: z.string().regex(/^[0-9a-f]{64}$/),
     actor: z.string(),
   }),
+  // Balance alerts, on `balance-alerts-<workspace_id>` (services/alerts): never on the workspace's
+  // ledger stream, whose chain and audit they do not touch.
+  /** The workspace's low-balance threshold was set (credits) or removed (null); it is armed from here on. */
+  LowBalanceThresholdChanged: z.object({ workspace_id: workspaceId, low_balance_threshold: credits.nullable(), actor: z.string() }),
+  /**
+   * A charge took the balance below the threshold while the alert was armed: once per crossing
+   * (a grant or refund back to the threshold or above re-arms it). Emailed to the owners.
+   */
+  BalanceLow: z.object({
+    workspace_id: workspaceId,
+    balance: credits,
+    low_balance_threshold: credits,
+    /** The charge that crossed it. */
+    request_id: requestId,
+  }),
   /** On the key's stream. */
   ApiKeyRenamed: z.object({ key_id: keyId, workspace_id: workspaceId, name: z.string().nullable(), actor: z.string() }),
   /** On the key's stream, right after its ApiKeyCreated, when a member created it in the console. */
@@ -164,6 +179,8 @@ export const EVENT_SCHEMA_VERSION: Record<EventType, number> = {
   PasswordChanged: 1,
   PasswordResetRequested: 1,
   PasswordResetCompleted: 1,
+  LowBalanceThresholdChanged: 1,
+  BalanceLow: 1,
   ApiKeyRenamed: 1,
   ApiKeyCreatedBy: 1,
 };

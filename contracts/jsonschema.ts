@@ -43,6 +43,8 @@ export const EVENT_ROUTES: Partial<Record<EventType, { topic: Exclude<EventTopic
   LimitsChanged: { topic: 'ledger', keyField: 'workspace_id' },
   LookupCharged: { topic: 'ledger', keyField: 'workspace_id' },
   LookupRefunded: { topic: 'ledger', keyField: 'workspace_id' },
+  LowBalanceThresholdChanged: { topic: 'ledger', keyField: 'workspace_id' },
+  BalanceLow: { topic: 'ledger', keyField: 'workspace_id' },
   LookupCompleted: { topic: 'lookups', keyField: 'workspace_id' },
   ProfileFetched: { topic: 'profiles', keyField: 'entity' },
   ProfileNotFound: { topic: 'profiles', keyField: 'alias' },

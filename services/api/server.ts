@@ -33,6 +33,7 @@ import { KeyUseRecorder } from '../keys/key-use';
 import { CacheIndexMemory } from '../lookup/cache-index-memory';
 import { createRedisRevocationMarks } from '../keys/revocation-marks-redis';
 import { EmailSender } from '../email/email-outbox';
+import { balanceAlertsHandler } from '../alerts/balance-alerts';
 import { createFolderMailer } from '../email/folder-mailer';
 import { createSmtpMailer } from '../email/smtp-mailer';
 
@@ -172,6 +173,15 @@ export async function startServer(config: Config): Promise<RunningServer> {
       await mailer.close();
     });
 
+    // Low-balance alerts: one subscription across instances (its lock), BalanceLow and the owners' emails.
+    let consoleBase = '';
+    const balanceAlerts = startSubscription(
+      store,
+      balanceAlertsHandler(store, { consoleUrl: () => `${config.docsUrl ? new URL(config.docsUrl).origin : consoleBase}/console/overview`, logger: log }),
+      { pollIntervalMs: 500, coalesceWakesMs: 100, onError: everyNthError(log, 'balance alerts failed; retrying') },
+    );
+    closers.push(() => balanceAlerts.stop());
+
     let relayLag: (() => Promise<unknown>) | undefined;
     if (config.kafkaBrokers) {
       const relay = await startRelay({ store, brokers: config.kafkaBrokers, logger: log });
@@ -194,6 +204,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
     }
     lifecycle.markStarted();
     const url = await app.listen({ host: config.host, port: config.port });
+    consoleBase = url;
     return { app, url, metricsUrl, store, close };
   } catch (err) {
     await closeAll();

@@ -26,7 +26,7 @@ export function decideResetRequest(sentInLastHour: number, now: Date): { send: t
 
 /** A reset link followed at `now`: it works once, before it expires, for a member still in the workspace. */
 export function decideResetUse(reset: PasswordReset | undefined, now: Date): { ok: true; reset: PasswordReset } | { ok: false; refusal: ResetRefusal } {
-  if (!reset || !reset.memberActive) return { ok: false, refusal: 'reset_unknown' };
+  if (!reset?.memberActive) return { ok: false, refusal: 'reset_unknown' };
   if (reset.usedAt) return { ok: false, refusal: 'reset_used' };
   if (reset.expiresAt.getTime() <= now.getTime()) return { ok: false, refusal: 'reset_expired' };
   return { ok: true, reset };
