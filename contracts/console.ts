@@ -149,6 +149,21 @@ export const OverviewResponse = z.strictObject({
       }),
     )
     .meta({ description: 'The last 10 calls answered with an error code, not-founds included, newest first.' }),
+  last_insufficient_credits: z
+    .strictObject({
+      request_id: z.string().meta({ description: "The refused call's request id." }),
+      key_id: z.string().meta({ description: 'The key that made it.' }),
+      path: z.string().meta({ description: 'The endpoint called, e.g. `/v1/company`.' }),
+      refused_at: isoDateTime().meta({ description: 'When it was refused (ISO 8601, UTC).' }),
+    })
+    .nullable()
+    .meta({ description: 'The last call of the workspace refused with 402 `insufficient_credits` (shown as a banner), or null when none was.' }),
+  low_balance_threshold: z.int().nullable().meta({ description: 'The low-balance alert threshold (credits), or null when none is set.' }),
+});
+export const ConsoleAlertSettings = z.strictObject({
+  low_balance_threshold: z.int().min(0).max(1_000_000_000_000_000).nullable().meta({
+    description: 'Credits: a charge that takes the balance below it emails the owners once (re-armed when the balance is back at it or above); null removes the alert.',
+  }),
 });
 
 const queryDay = () => z.iso.date();
@@ -282,6 +297,9 @@ export function consoleOpenApiPaths(docsUrl: string, { errorResponses, answerHea
       post: op('post', 'consoleCompletePasswordReset', "Set a new password with a reset link's token: every session of the member ends", none, { body: PasswordResetCompleteRequest, open: true, codes: ['not_found'] }),
     },
     '/console/v1/overview': { get: op('get', 'consoleOverview', 'Balance, credits spent today and this month, 30 days of usage, the last 10 errors', { status: '200', schema: OverviewResponse }) },
+    '/console/v1/alerts': {
+      patch: op('patch', 'consoleSetAlerts', "Set or remove the workspace's low-balance alert threshold (owners only)", { status: '200', schema: ConsoleAlertSettings }, { body: ConsoleAlertSettings, codes: ['forbidden'] }),
+    },
     '/console/v1/keys': {
       get: op('get', 'consoleListKeys', 'Every key of the workspace (never the key itself)', { status: '200', schema: ConsoleKeyList }),
       post: op('post', 'consoleCreateKey', 'Create a key: the full key is in this answer only', { status: '201', schema: ConsoleKeyCreated }, { body: ConsoleKeyCreateRequest }),

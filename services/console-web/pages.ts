@@ -102,7 +102,8 @@ const BODIES: Record<ConsolePage, string> = {
   <button type="submit">Set password and sign in</button>
 </form>`,
 
-  overview: `<section class="tiles" aria-label="Credits">
+  overview: `<p id="refused-banner" class="warning" hidden></p>
+<section class="tiles" aria-label="Credits">
   <div class="tile"><span class="label">Balance</span><span class="value" id="balance">–</span></div>
   <div class="tile"><span class="label">Spent today</span><span class="value" id="spent-today">–</span></div>
   <div class="tile"><span class="label">Spent this month</span><span class="value" id="spent-month">–</span></div>
@@ -119,7 +120,14 @@ const BODIES: Record<ConsolePage, string> = {
 <section class="card" aria-labelledby="errors-title">
   <h2 id="errors-title">Last 10 errors</h2>
   <div class="table-wrap"><table id="errors-table"><thead><tr><th scope="col">When (UTC)</th><th scope="col">Request</th><th scope="col">Key</th><th scope="col">Operation</th><th scope="col">Error</th></tr></thead><tbody></tbody></table></div>
-</section>`,
+</section>
+<section class="card" aria-labelledby="alert-title"><div data-owner-only>
+  <h2 id="alert-title">Low-balance alert</h2>
+  <form id="alert-form" class="inline">
+    <label>Email the owners when the balance falls below <input type="number" name="threshold" min="0" step="1" placeholder="no alert"></label>
+    <button type="submit">Save</button>
+  </form>
+</div></section>`,
 
   keys: `<section class="card">
   <h2>Create a key</h2>

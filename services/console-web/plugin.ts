@@ -5,6 +5,7 @@ import fp from 'fastify-plugin';
 import type { z } from 'zod';
 import {
   AcceptInvitationRequest,
+  ConsoleAlertSettings,
   ConsoleKeyCreateRequest,
   ConsoleKeyRenameRequest,
   ConsoleLedgerCsvQuery,
@@ -55,6 +56,8 @@ import {
 import { CONSOLE_PAGES, renderPage, type ConsolePage } from './pages';
 import { invitationLink } from './console-links';
 import { registerPasswordResetRoutes } from './password-reset-routes';
+import { BalanceThresholds } from '../alerts/balance-alerts';
+import { lastPaymentRefusal } from '../alerts/payment-refusals';
 import type { SqlExecutor } from '../eventstore/sql';
 import { enqueueEmail } from '../email/email-outbox';
 import { invitationEmail } from '../email/messages';
@@ -73,6 +76,7 @@ export const consoleRoutes = fp(async (app) => registerConsole(app, app.deps), {
 
 function registerConsole(app: FastifyInstance, deps: AppDeps) {
   const members = new Members(deps.store, deps.ledger, deps.authenticator);
+  const thresholds = new BalanceThresholds(deps.store);
   const assets = loadAssets();
   const config = { area: 'console' as const };
 
@@ -169,7 +173,21 @@ function registerConsole(app: FastifyInstance, deps: AppDeps) {
       if (!ws) throw new UnknownWorkspaceError(member.workspaceId);
       const rows = await deps.ledger.usage(member.workspaceId, { from: overviewFrom(today), to: today });
       const overview = overviewOf(rows, today);
-      return { balance: Number(ws.balance), ...overview, recent_errors: await members.recentErrors(member.workspaceId) };
+      return {
+        balance: Number(ws.balance),
+        ...overview,
+        recent_errors: await members.recentErrors(member.workspaceId),
+        last_insufficient_credits: await lastPaymentRefusal(deps.store.sql, member.workspaceId),
+        low_balance_threshold: await thresholds.get(member.workspaceId),
+      };
+    });
+
+    scope.patch('/console/v1/alerts', { config }, async (req) => {
+      const { member } = await changing(req);
+      requireOwner(member);
+      const body = jsonBody(req, ConsoleAlertSettings);
+      await thresholds.set(member.workspaceId, body.low_balance_threshold, member.memberId);
+      return { low_balance_threshold: await thresholds.get(member.workspaceId) };
     });
 
     scope.get('/console/v1/keys', { config }, async (req) => {

@@ -4,7 +4,8 @@ import { cacheRoutes } from './cache';
 import { lookupRoutes } from './lookups';
 import { metaRoutes } from './meta';
 import { metricsRoutes } from './metrics';
+import { paymentRefusalsRecorder } from '../../alerts/payment-refusals';
 
 /** Every route plugin; each registers its rows of the route table (contracts/endpoints.ts). */
 /** The console (services/console-web) registers its own pages and /console/v1 calls. */
-export const routePlugins = [metaRoutes, lookupRoutes, cacheRoutes, adminRoutes, consoleRoutes, metricsRoutes];
+export const routePlugins = [metaRoutes, lookupRoutes, cacheRoutes, adminRoutes, consoleRoutes, metricsRoutes, paymentRefusalsRecorder];

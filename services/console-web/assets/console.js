@@ -286,6 +286,21 @@
         data.recent_errors.map((e) => el('tr', {}, cell(when(e.recorded_at)), cell(e.request_id, 'mono'), cell(e.key_id, 'mono'), cell(e.operation), cell(e.error_code))),
         'No errors.',
       );
+      const refused = data.last_insufficient_credits;
+      if (refused) {
+        $('#refused-banner').textContent = `A call was refused for lack of credits (402) at ${when(refused.refused_at)} UTC: ${refused.path}, request ${refused.request_id}. Balance now: ${fmt(data.balance)}.`;
+        $('#refused-banner').hidden = false;
+      }
+      const alertForm = $('#alert-form');
+      if (alertForm) {
+        alertForm.elements.threshold.value = data.low_balance_threshold ?? '';
+        alertForm.addEventListener('submit', guarded(async (event) => {
+          event.preventDefault();
+          const value = alertForm.elements.threshold.value.trim();
+          await api('PATCH', '/console/v1/alerts', { low_balance_threshold: value === '' ? null : Number(value) });
+          $('#status').textContent = value === '' ? 'Low-balance alert removed.' : `Owners are emailed when the balance falls below ${fmt(Number(value))}.`;
+        }));
+      }
     },
 
     async keys() {
