@@ -38,6 +38,8 @@ describe('routing an event to a topic and key', () => {
     ['LimitsChanged', 'lookup.ledger.v1', ws],
     ['LookupCharged', 'lookup.ledger.v1', ws],
     ['LookupRefunded', 'lookup.ledger.v1', ws],
+    ['LowBalanceThresholdChanged', 'lookup.ledger.v1', ws],
+    ['BalanceLow', 'lookup.ledger.v1', ws],
     ['LookupCompleted', 'lookup.lookups.v1', ws],
     ['ProfileFetched', 'lookup.profiles.v1', 'company:1337'],
     ['ProfileNotFound', 'lookup.profiles.v1', 'company:nobody'],
