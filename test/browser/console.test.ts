@@ -491,6 +491,45 @@ describe.runIf(available)('the workspace console in Chromium', { timeout: 60_000
     expect((await inPage(bOwner, 'GET', '/console/v1/session')).body.member.role).toBe('owner');
   });
 
+  it('resets a forgotten password by the emailed link, ending the old session; shows a 402 as a banner', { timeout: 60_000 }, async () => {
+    const ws = (await admin('POST', '/admin/v1/workspaces', { name: 'Charlie', credits: 0 })).id;
+    const invitation = await admin('POST', `/admin/v1/workspaces/${ws}/invitations`, { email: 'cora@example.com', role: 'owner' });
+    const before = await newPage();
+    await acceptInvitation(before, invitation.link, 'charlie password 1234');
+    // A caller out of credits gets 402: the overview says so.
+    const key = await admin('POST', `/admin/v1/workspaces/${ws}/keys`, { name: 'charlie' });
+    expect((await lookup(key.key, '/v1/company', { url: 'https://www.linkedin.com/company/acme-robotics' })).status).toBe(402);
+    await expect
+      .poll(async () => {
+        await open(before, '/console/overview');
+        return before.locator('#refused-banner').isVisible();
+      })
+      .toBe(true);
+    expect(await text(before, '#refused-banner')).toContain('/v1/company');
+
+    const page = await newPage();
+    await open(page, `/console?workspace=${ws}`);
+    await page.getByRole('link', { name: 'Forgot your password?' }).click();
+    await page.waitForFunction(() => (globalThis as any).document.body.dataset.ready === 'true');
+    await page.getByLabel('Workspace id').fill(ws);
+    await page.getByLabel('Email').fill('cora@example.com');
+    await page.getByRole('button', { name: 'Email me a reset link' }).click();
+    await page.locator('#forgot-sent:not([hidden])').waitFor();
+    const link = await mailedLink('cora@example.com', '/console/reset');
+    await open(page, new URL(link).pathname + new URL(link).search);
+    // The token leaves the address bar at once.
+    expect(page.url()).not.toContain('token=');
+    await page.getByLabel('New password').fill('charlie reset 56789');
+    await page.getByLabel('Repeat it').fill('charlie reset 56789');
+    await page.getByRole('button', { name: 'Set password' }).click();
+    await page.locator('#reset-done:not([hidden])').waitFor();
+    expect((await inPage(before, 'GET', '/console/v1/session')).status).toBe(401);
+    const signIn = (password: string) =>
+      fetch(`${base}/console/v1/session`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ workspace_id: ws, email: 'cora@example.com', password }) });
+    expect((await signIn('charlie password 1234')).status).toBe(401);
+    expect((await signIn('charlie reset 56789')).status).toBe(200);
+  });
+
   it('slows, then locks, repeated failed sign-ins for an email', { timeout: 60_000 }, async () => {
     const page = await newPage();
     await open(page, '/console');
