@@ -5,6 +5,10 @@ import {
   AsyncApiDocumentResponse,
   AuditJobResponse,
   AuditResponse,
+  BATCH_MAX_ITEMS,
+  BatchRequest,
+  BatchResponse,
+  type BatchOperation,
   CacheEntryResponse,
   CacheStatsResponse,
   CompanyCacheRequest,
@@ -93,6 +97,11 @@ export interface Endpoint {
   rateLimit?: RateLimitPolicy;
   /** Statuses answered with the success body (`answer`), not the error envelope: the probes' 503. */
   otherAnswers?: readonly { status: 503; description: string }[];
+  /**
+   * Answers several priced calls at once (POST /v1/batch): each item is billed as its single call,
+   * its price the sum of theirs; the answer's credit headers are the sums, no X-Cache or Age.
+   */
+  batch?: true;
 }
 
 /**
@@ -147,6 +156,18 @@ const LOOKUP_ERRORS = [
   'source_rate_limited',
   'no_capacity',
   'timeout',
+  'service_unavailable',
+] as const satisfies readonly ErrorCode[];
+
+/**
+ * What fails a batch as a whole, uncharged: its envelope (400), its Idempotency-Key (409, 422),
+ * load shedding (503 no_capacity), the idempotency store away (503). Anything else is an item's.
+ */
+const BATCH_ERRORS = [
+  'invalid_request',
+  'idempotency_key_in_use',
+  'idempotency_key_reused',
+  'no_capacity',
   'service_unavailable',
 ] as const satisfies readonly ErrorCode[];
 
@@ -235,6 +256,31 @@ export const ENDPOINTS = [
     priced: ['search'],
     idempotent: true,
     docs: `Web search results: {"query": …, "limit"?: 1–${SEARCH_LIMIT_MAX}, "max_age"?: …}`,
+  },
+  {
+    id: 'batch',
+    method: 'POST',
+    path: '/v1/batch',
+    area: 'lookup',
+    tag: 'Lookups',
+    summary: `Up to ${BATCH_MAX_ITEMS} lookups and searches in one call`,
+    description: [
+      `1–${BATCH_MAX_ITEMS} items, each \`{"operation": "company" | "domain" | "person" | "search", "body": <that call's body>, "id"?: <yours>}\`,`,
+      'answered 200 with one result per item, in order: its own `request_id`, the `status` its single call would have had, `data` (with `cache` and `content_hash`) or `error` in that call\'s shapes, and `credits_charged`.',
+      'Each item is charged, refunded, cached and logged exactly as its single call; one item\'s failure never fails the others.',
+      'Items are charged in order: one whose price the balance no longer covers is 402 `insufficient_credits`, uncharged (a later, cheaper one may still be charged); the balance never goes below zero.',
+      'Rate limit: one token of the key\'s bucket per item; items past the bucket are 429 `rate_limited`, uncharged. Concurrency: one slot of `max_concurrency` per item fetched live (cache hits take none); items past it are 429 `concurrency_limited`, uncharged.',
+      'An invalid envelope (no `items` array, 0 or more than 100 items, an unknown `operation`) is a 400 for the whole batch, uncharged; an item whose `body` its call would refuse is that item\'s 400.',
+      'With `Idempotency-Key`, a retry replays the whole answer. Price: the sum of its items\' prices, each as its single call (GET /v1/pricing).',
+    ].join(' '),
+    body: BatchRequest,
+    answer: BatchResponse,
+    answerDescription: 'One result per item, in order (items that failed included); credit headers and `meta` are the sums.',
+    status: 200,
+    errors: BATCH_ERRORS,
+    idempotent: true,
+    batch: true,
+    docs: `Up to ${BATCH_MAX_ITEMS} lookups and searches at once: {"items": [{"operation": …, "body": …, "id"?: …}]}; each item billed as its single call`,
   },
   // ---------- Cache (free) ----------
   {
@@ -659,6 +705,21 @@ export function publicJsonEndpoints(): Endpoint[] {
 /** `METHOD /path` of each endpoint of a free area, as `GET /v1/pricing` lists them. */
 export function freeAreaEndpoints(area: 'cache' | 'meta'): string[] {
   return ENDPOINTS.filter((row: Endpoint) => row.area === area && row.pricingListed !== false).map((row) => `${row.method} ${row.path}`);
+}
+
+/** The single endpoint each batch operation calls: a batch item is that call. */
+export const BATCH_ITEM_ENDPOINTS = {
+  company: 'lookupCompany',
+  domain: 'lookupDomain',
+  person: 'lookupPerson',
+  search: 'search',
+} as const satisfies Record<BatchOperation, EndpointId>;
+
+/** The row that answers several priced calls at once (POST /v1/batch). */
+export function batchEndpoint(): Endpoint {
+  const found = ENDPOINTS.find((row: Endpoint) => row.batch === true);
+  if (!found) throw new Error('no batch endpoint');
+  return found;
 }
 
 /** The endpoint a priced operation is called at. */

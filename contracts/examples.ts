@@ -1,5 +1,5 @@
 import type { EndpointId } from './endpoints';
-import { errorCatalogueList } from './errors';
+import { ApiError, errorBody, errorCatalogueList } from './errors';
 
 /**
  * One example request and answer per public operation, shown in the OpenAPI document.
@@ -89,6 +89,46 @@ export function operationExamples(docsUrl: string): Partial<Record<EndpointId, O
         meta: lookupMeta(1, 95),
       },
     },
+    batch: {
+      request: {
+        items: [
+          { operation: 'company', body: { url: 'acme-robotics' }, id: 'row-1' },
+          { operation: 'domain', body: { domain: 'no-company-here.com' }, id: 'row-2' },
+          { operation: 'person', body: { url: 'ACoAAB1234' }, id: 'row-3' },
+        ],
+      },
+      answer: {
+        data: [
+          {
+            id: 'row-1',
+            operation: 'company',
+            status: 200,
+            request_id: 'req_01J9Z8Q4V6Y3M2K7T5R1N0B8CE',
+            data: company,
+            cache: { status: 'HIT', age_seconds: 3600, fetched_at: FETCHED_AT },
+            content_hash: HASH,
+            credits_charged: 1,
+          },
+          {
+            id: 'row-2',
+            operation: 'domain',
+            status: 404,
+            request_id: 'req_01J9Z8Q4V6Y3M2K7T5R1N0B8CF',
+            error: errorBody(new ApiError('not_found', { reason: 'no_company_for_domain' }), docsUrl),
+            credits_charged: 4,
+          },
+          {
+            id: 'row-3',
+            operation: 'person',
+            status: 400,
+            request_id: 'req_01J9Z8Q4V6Y3M2K7T5R1N0B8CG',
+            error: errorBody(new ApiError('invalid_person_reference'), docsUrl),
+            credits_charged: 0,
+          },
+        ],
+        meta: { request_id: REQUEST_ID, credits_charged: 5, credits_remaining: 95 },
+      },
+    },
     cacheCompany: {
       request: { url: 'acme-robotics' },
       answer: { data: { cached: true, found: true, fetched_at: FETCHED_AT, age_seconds: 3600, content_hash: HASH }, meta: accountMeta },
@@ -121,6 +161,7 @@ export function operationExamples(docsUrl: string): Partial<Record<EndpointId, O
           { operation: 'company', method: 'POST', endpoint: '/v1/company', description: 'Company lookup by any company reference.', success_price: 1, not_found_price: 1, not_found_free_from_cache: true },
           { operation: 'search', method: 'POST', endpoint: '/v1/search', description: 'Web search results as JSON.', success_price: 1, not_found_price: null, not_found_free_from_cache: false },
         ],
+        batch: { method: 'POST', endpoint: '/v1/batch', max_items: 100, price: 'sum_of_items' },
         free: [{ area: 'cache', price: 0, endpoints: ['POST /v1/cache/company', 'GET /v1/cache/stats'] }],
         notes: ['A cache HIT of a profile is charged like a live fetch.'],
       },

@@ -167,6 +167,63 @@ export const SearchData = z
 
 export const SearchResponse = z.strictObject({ data: SearchData, meta: LookupMeta }).meta({ id: 'SearchResponse' });
 
+// ---------- batch (POST /v1/batch) ----------
+
+export const BATCH_MAX_ITEMS = 100;
+export const BATCH_ID_MAX_CHARS = 256;
+/** What a batch item can be: each the call of its single endpoint (contracts/endpoints.ts BATCH_ITEM_ENDPOINTS). */
+export const BATCH_OPERATIONS = ['company', 'domain', 'person', 'search'] as const;
+export type BatchOperation = (typeof BATCH_OPERATIONS)[number];
+const BatchOperationName = z.enum(BATCH_OPERATIONS).meta({
+  description: 'Which call the item is: `company` (POST /v1/company), `domain` (POST /v1/domain), `person` (POST /v1/person) or `search` (POST /v1/search).',
+});
+const BatchItemId = text({ max: BATCH_ID_MAX_CHARS, kind: 'line' }).meta({
+  description: `Your own id for the item (1–${BATCH_ID_MAX_CHARS} characters), echoed back in its result; not checked for uniqueness.`,
+  example: 'row-17',
+});
+
+export const BatchItemRequest = z.strictObject({
+  operation: BatchOperationName,
+  body: z.unknown().meta({
+    description:
+      "The single call's body, as POST /v1/company, /v1/domain, /v1/person or /v1/search take it. Checked per item: a body that call would refuse is that item's 400, the others run.",
+    example: { url: 'acme-robotics' },
+  }),
+  id: BatchItemId.optional(),
+});
+
+export const BatchRequest = z.strictObject({
+  items: z
+    .array(BatchItemRequest)
+    .min(1)
+    .max(BATCH_MAX_ITEMS)
+    .meta({ description: `1–${BATCH_MAX_ITEMS} calls, answered in this order; each is charged, refunded, cached and logged as its single call.` }),
+});
+
+const batchItemFields = {
+  id: BatchItemId.optional().meta({ description: 'Your id of the item, as sent; absent when none was sent.' }),
+  request_id: RequestId.meta({ description: "The item's own request id: its ledger entries and events carry it." }),
+  credits_charged: nonNegativeInt().meta({ description: 'Credits this item cost, as `meta.credits_charged` of its single call (0 when refunded or refused).' }),
+};
+
+const batchSuccess = <O extends BatchOperation, D extends z.ZodType>(operation: O, data: D, id: string, more: z.ZodRawShape = {}) =>
+  z
+    .strictObject({
+      ...batchItemFields,
+      operation: z.literal(operation).meta({ description: 'The operation of the item, as sent.' }),
+      status: z.literal(200).meta({ description: 'The status its single call would have had.' }),
+      data,
+      cache: CacheInfo,
+      content_hash: ContentHash,
+      ...more,
+    })
+    .meta({ id, description: `A \`${operation}\` item answered: \`data\` as its single call's.` });
+
+export const BatchCompanyResult = batchSuccess('company', CompanyProfile, 'BatchCompanyResult');
+export const BatchDomainResult = batchSuccess('domain', CompanyProfile, 'BatchDomainResult', { resolved: ResolvedDomain });
+export const BatchPersonResult = batchSuccess('person', PersonProfile, 'BatchPersonResult');
+export const BatchSearchResult = batchSuccess('search', SearchData, 'BatchSearchResult');
+
 // ---------- cache area responses ----------
 
 /** Meta of calls that serve no data of their own (cache area): always free. */
@@ -254,6 +311,35 @@ export const ErrorMeta = z
 
 export const ErrorEnvelope = z.strictObject({ error: ErrorObject, meta: ErrorMeta }).meta({ id: 'ErrorEnvelope' });
 
+/** A batch item answered with an error (below the error envelope, whose `ErrorObject` it is). */
+export const BatchErrorResult = z
+  .strictObject({
+    ...batchItemFields,
+    operation: BatchOperationName.meta({ description: 'The operation of the item, as sent.' }),
+    status: z.int().min(400).max(599).meta({ description: 'The status its single call would have had (400, 402, 404, 429, 5xx).' }),
+    error: ErrorObject,
+  })
+  .meta({ id: 'BatchErrorResult', description: "An item not answered with data: `error` as its single call's (a 404 keeps its not-found price)." });
+
+export const BatchItemResult = z
+  .xor([BatchCompanyResult, BatchDomainResult, BatchPersonResult, BatchSearchResult, BatchErrorResult])
+  .meta({ id: 'BatchItemResult', description: 'One item answered: its data (status 200) or its error, each in the shape of its single call.' });
+
+export const BatchResponse = z
+  .strictObject({
+    data: z.array(BatchItemResult).meta({ description: 'One result per item, in the order of `items`.' }),
+    meta: z
+      .strictObject({
+        request_id: RequestId.meta({ description: "The batch's request id, equal to X-Request-Id (each item has its own)." }),
+        credits_charged: nonNegativeInt().meta({ description: "The sum of the items' `credits_charged`; equals X-Credits-Charged." }),
+        credits_remaining: nonNegativeInt()
+          .nullable()
+          .meta({ description: 'The workspace balance after the batch; equals X-Credits-Remaining. null when it could not be read (every item then says what it cost).' }),
+      })
+      .meta({ id: 'BatchMeta', description: 'About the batch: its request id and what it cost in total.' }),
+  })
+  .meta({ id: 'BatchResponse' });
+
 // ---------- Meta area ----------
 
 export const PricedOperationEntry = z
@@ -278,10 +364,20 @@ export const FreeArea = z
   })
   .meta({ id: 'FreeArea' });
 
+export const BatchPricing = z
+  .strictObject({
+    method: z.literal('POST').meta({ description: 'The HTTP method.' }),
+    endpoint: z.string().meta({ description: 'The path it is called at.' }),
+    max_items: z.int().min(1).meta({ description: 'Items a batch may hold.' }),
+    price: z.literal('sum_of_items').meta({ description: "A batch costs the sum of its items' prices, each item charged as its single call (its operation above)." }),
+  })
+  .meta({ id: 'BatchPricing', description: 'How a batch call is priced.' });
+
 export const PricingResponse = z
   .strictObject({
     unit: z.literal('credit').meta({ description: 'Prices are in credits.' }),
     operations: z.array(PricedOperationEntry).meta({ description: 'The charged operations.' }),
+    batch: BatchPricing,
     free: z.array(FreeArea).meta({ description: 'The free areas.' }),
     notes: z.array(z.string()).meta({ description: 'Billing rules in words.' }),
   })

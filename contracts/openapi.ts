@@ -3,7 +3,7 @@ import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiResponse
 import { ApiError, ERROR_CATALOGUE, errorBody, escapeHtml, inlineCodeHtml, statusCarriesRetryAfter, type ErrorCode } from './errors';
 import { errorsOf, publicJsonEndpoints, rateLimitPolicy, type Area, type Endpoint, type EndpointId, type RateLimitPolicy } from './endpoints';
 import { operationExamples, type OperationExample } from './examples';
-import { ErrorEnvelope } from './http';
+import { BATCH_MAX_ITEMS, ErrorEnvelope } from './http';
 import { priceSentence } from './prices';
 import { IDEMPOTENCY_KEY_MAX_CHARS } from './validation';
 import { CONSOLE_SECURITY_SCHEME, CONSOLE_TAG, consoleOpenApiPaths } from './console';
@@ -55,6 +55,13 @@ const SUCCESS_HEADERS: Record<Exclude<Area, 'admin'>, z.ZodRawShape> = {
   },
   cache: { 'X-Credits-Charged': H.creditsCharged, 'X-Credits-Remaining': H.creditsRemaining },
   meta: {},
+};
+
+/** A batch's credit headers are its items' sums; no one cache outcome describes it. */
+const BATCH_SUCCESS_HEADERS: z.ZodRawShape = {
+  'X-Credits-Charged': count().meta({ description: "Credits charged for the whole batch: the sum of its items' `credits_charged`; equals `meta.credits_charged`." }),
+  'X-Credits-Remaining': H.creditsRemaining.optional(),
+  'Idempotent-Replayed': H.replayed.optional(),
 };
 
 /** Errors carry the credit headers whenever a workspace is known (every answer to a valid key). */
@@ -171,7 +178,7 @@ function operation(row: Endpoint, docsUrl: string): ZodOpenApiOperationObject {
     responses: {
       [String(row.status)]: {
         description: row.answerDescription ?? row.summary,
-        headers: answerHeaders(rateLimitPolicy(row), row.status, SUCCESS_HEADERS[row.area]),
+        headers: answerHeaders(rateLimitPolicy(row), row.status, row.batch ? BATCH_SUCCESS_HEADERS : SUCCESS_HEADERS[row.area]),
         content: { 'application/json': { schema: row.answer, ...(example === undefined ? {} : { example: example.answer }) } },
       },
       ...otherAnswers(row, example),
@@ -259,6 +266,19 @@ export function buildOpenApiDocument(opts: OpenApiOptions = {}): Record<string, 
   return document as unknown as Record<string, unknown>;
 }
 
+const BATCH_EXAMPLE = `POST /v1/batch
+{"items": [
+  {"operation": "company", "body": {"url": "acme-robotics"}, "id": "row-1"},
+  {"operation": "search", "body": {"query": "acme robotics", "limit": 2}, "id": "row-2"}
+]}
+
+200
+{"data": [
+  {"id": "row-1", "operation": "company", "status": 200, "request_id": "req_…", "data": {…}, "cache": {"status": "HIT", …}, "content_hash": "sha256:…", "credits_charged": 1},
+  {"id": "row-2", "operation": "search", "status": 504, "request_id": "req_…", "error": {"code": "timeout", …}, "credits_charged": 0}
+ ],
+ "meta": {"request_id": "req_…", "credits_charged": 1, "credits_remaining": 98}}`;
+
 /** The human documentation index served at `/docs`. */
 export function renderDocsIndexHtml(): string {
   const idempotent = publicJsonEndpoints().filter((row) => row.idempotent).map((row) => `<code>${row.method} ${row.path}</code>`);
@@ -290,6 +310,20 @@ ${publicJsonEndpoints()
 a retry with the same key within 24 hours replays the stored 200 or 404 with <code>Idempotent-Replayed: true</code> and is not charged again;
 the same key with another endpoint or body is 422 <code>idempotency_key_reused</code>, and while the first call runs, 409 <code>idempotency_key_in_use</code>.</p>
 
+<h2 id="batch">Batch</h2>
+<p><code>POST /v1/batch</code> makes up to ${BATCH_MAX_ITEMS} lookups and searches in one call. Each item is its single call
+(<code>company</code>, <code>domain</code>, <code>person</code> or <code>search</code> with that call's <code>body</code>): charged, refunded, cached and logged
+as that call would be, under a request id of its own. The answer is 200 with one result per item, in order: its <code>status</code>,
+<code>request_id</code>, <code>credits_charged</code>, and <code>data</code> with <code>cache</code> and <code>content_hash</code>, or <code>error</code>. One item's failure never fails the others.</p>
+<pre>${escapeHtml(BATCH_EXAMPLE)}</pre>
+<ul>
+<li>Price: the sum of its items' prices. Items are charged in order; one the balance no longer covers is 402 <code>insufficient_credits</code>, uncharged.</li>
+<li>Rate limit: one token per item; items past the bucket are 429 <code>rate_limited</code>, uncharged. Concurrency: one slot per item fetched live;
+a batch runs its live fetches through the slots it holds, and an item is 429 <code>concurrency_limited</code> only when other calls hold every slot.</li>
+<li>An item whose body its call would refuse is that item's 400; a wrong envelope (no <code>items</code> array, 0 or more than ${BATCH_MAX_ITEMS} items,
+an unknown <code>operation</code>) is a 400 for the whole batch. <code>Idempotency-Key</code> replays the whole answer.</li>
+</ul>
+
 <h2 id="headers">Response headers</h2>
 <table>
 <thead><tr><th>Header</th><th>Meaning</th></tr></thead>
@@ -308,7 +342,7 @@ errors included); a refunded failure shows <code>X-Credits-Charged: 0</code>. A 
 <h2 id="limits">Limits</h2>
 <p>Each key has a token bucket of <code>rate_limit_per_minute</code> requests (default 600), replays included; past it, 429 <code>rate_limited</code>.
 Calls without a valid key (401s, the Meta area) share a bucket of 120 a minute per client address. At most <code>max_concurrency</code> (default 8)
-lookups and searches of a workspace run at once; past it, 429 <code>concurrency_limited</code>. Every 429, 503 and 504 carries <code>Retry-After</code>.</p>
+lookups and searches of a workspace run at once; past it, 429 <code>concurrency_limited</code>. A batch takes one token per item and one slot per item fetched live (see <a href="#batch">Batch</a>). Every 429, 503 and 504 carries <code>Retry-After</code>.</p>
 <p>A key's <code>last_used_at</code> is the time of its last authenticated request of any kind: lookups, cache calls, replays and refusals made with it (400, 402, 409, 422, 429).</p>
 
 <h2 id="pricing">Pricing</h2>

@@ -2,7 +2,7 @@
 -- GET /admin/v1/audits/{id}, and one job runs at a time across instances. The instance running a
 -- job writes its progress and heartbeat_at (the database's clock) about once a second; a running
 -- job whose heartbeat is older than AUDIT_HEARTBEAT_TIMEOUT_MS belongs to an instance that died and
--- is failed by whichever instance looks (services/projections/audit-job-store.ts).
+-- is failed by whichever instance looks (services/audit/audit-job-store.ts).
 CREATE TABLE IF NOT EXISTS audit_jobs (
   id            text PRIMARY KEY,
   state         text NOT NULL CHECK (state IN ('running', 'done', 'failed')),

@@ -6,4 +6,4 @@ import { cpSync } from 'node:fs';
 cpSync('infra/migrations', 'dist/infra/migrations', { recursive: true, filter: (path) => !path.endsWith('.ts') });
 cpSync('services/console-web/assets', 'dist/services/console-web/assets', { recursive: true });
 cpSync('services/members/common-passwords.txt', 'dist/services/members/common-passwords.txt');
-cpSync('services/projections/audit-worker-boot.mjs', 'dist/services/projections/audit-worker-boot.mjs');
+cpSync('services/audit/audit-worker-boot.mjs', 'dist/services/audit/audit-worker-boot.mjs');

@@ -5,18 +5,25 @@ import type { EventStore } from '../eventstore/event-store';
 import type { InstanceLifecycle } from '../health/readiness';
 import type { IdempotencyStore } from '../idempotency/idempotency';
 import type { Ledger } from '../ledger/ledger';
+import type { ReadModels } from '../read-models/read-models';
+import type { Workspaces } from '../workspaces/workspaces';
 import type { ConcurrencySlots } from '../limits/concurrency';
 import type { RateLimiter } from '../limits/rate-limiter';
 import type { LookupService } from '../lookup/lookup-service';
 import type { AuthenticatedKey, KeyAuthenticator } from '../keys/authenticator';
 import type { KeyUseRecorder } from '../keys/key-use';
+import type { Keys } from '../keys/keys';
 import type { LoadShedder } from './load-shedder';
 
 /** What the HTTP layer is built from: every adapter, chosen by the composition root (server.ts). */
 export interface AppDeps {
   config: Config;
   store: EventStore;
+  /** Charges, refunds and credits. */
   ledger: Ledger;
+  workspaces: Workspaces;
+  keys: Keys;
+  readModels: ReadModels;
   lookups: LookupService;
   authenticator: KeyAuthenticator;
   /** Each key's last use (`last_used_at`): every authenticated request is one. */

@@ -8,7 +8,10 @@ import { createPgSql } from '../eventstore/sql-pg';
 import { createPgliteSql } from '../eventstore/sql-pglite';
 import { startSubscription, type RunningSubscription } from '../eventstore/subscription';
 import { createSqlIdempotencyStore } from '../idempotency/sql-idempotency-store';
+import { Keys } from '../keys/keys';
 import { Ledger } from '../ledger/ledger';
+import { ReadModels } from '../read-models/read-models';
+import { Workspaces } from '../workspaces/workspaces';
 import type { ConcurrencySlots } from '../limits/concurrency';
 import { createMemoryConcurrencySlots } from '../limits/concurrency-memory';
 import { createRedisConcurrencySlots } from '../limits/concurrency-redis';
@@ -22,7 +25,7 @@ import { INLINE_PROJECTIONS } from '../projections/inline';
 import { usageProjection } from '../projections/usage';
 import { eventsBehind } from '../health/lag';
 import { InstanceLifecycle } from '../health/readiness';
-import { instrumentedSource } from '../metrics/instrumented-source';
+import { instrumentedSource } from '../lookup/source/instrumented-source';
 import { recordCommittedEvents, recordRevocationMarksRestored, registerLagSource } from '../metrics/metrics';
 import { startMetricsServer } from '../metrics/metrics-server';
 import { RELAY_SUBSCRIPTION, startRelay } from '../relay/relay';
@@ -192,7 +195,8 @@ export async function startServer(config: Config): Promise<RunningServer> {
       closers.push(async () => unregisterRelayLag());
     }
 
-    const app = await buildApp({ config, store, ledger, lookups, authenticator, keyUse, ...limits, idempotency, relayLag, lifecycle });
+    const accounts = { workspaces: new Workspaces(store), keys: new Keys(store, authenticator), readModels: new ReadModels(sql) };
+    const app = await buildApp({ config, store, ledger, ...accounts, lookups, authenticator, keyUse, ...limits, idempotency, relayLag, lifecycle });
     closers.push(() => app.close());
     slotRenewalFailed = (err) => app.log.warn({ err }, 'concurrency slot renewal failed; retried on the next tick');
     if (redis) await startRedisConnection(redis, app.log.child({ component: 'redis' }));

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { isIP } from 'node:net';
 import { z } from 'zod';
 import { parseDatabaseUrl } from '../eventstore/database-url';
-import { AUDIT_HEARTBEAT_EVERY_MS } from '../projections/audit-job';
+import { AUDIT_HEARTBEAT_EVERY_MS } from '../audit/audit-job';
 import { parseRedisUrl, type RedisTarget } from '../limits/redis-url';
 
 /** Empty strings count as unset, so `FOO= npm start` means "use the default". */

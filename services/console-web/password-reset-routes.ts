@@ -5,7 +5,7 @@ import { ApiError } from '../../contracts/errors';
 import type { AppDeps } from '../api/deps';
 import { publicBaseUrl } from '../api/public-url';
 import { passwordResetEmail } from '../email/messages';
-import { PasswordResetRefusedError, PasswordResets } from '../members/password-reset';
+import { PasswordResetRefusedError, type PasswordResets } from '../members/password-reset';
 import { PASSWORD_RESET_ASKS_PER_MINUTE, type ResetRefusal } from '../members/password-reset-rules';
 import { passwordResetLink } from './console-links';
 
@@ -22,9 +22,9 @@ const REFUSALS: Record<ResetRefusal, () => ApiError> = {
 export function registerPasswordResetRoutes(
   scope: FastifyInstance,
   deps: AppDeps,
+  resets: PasswordResets,
   helpers: { config: { area: 'console' }; refuseForeignOrigin(req: FastifyRequest): void; jsonBody<T>(req: FastifyRequest, schema: ZodType<T>): T },
 ) {
-  const resets = new PasswordResets(deps.store);
   const { config } = helpers;
 
   scope.post('/console/v1/password-reset', { config }, async (req, reply) => {
@@ -34,7 +34,7 @@ export function registerPasswordResetRoutes(
     const decision = await deps.rateLimiter.take(`password_reset:${req.ip}`, PASSWORD_RESET_ASKS_PER_MINUTE);
     if (!decision.allowed) throw new ApiError('rate_limited', { retryAfterSeconds: decision.retryAfterSeconds, message: 'Too many password reset asks from this address: wait before the next one.' });
     const baseUrl = publicBaseUrl(deps.config, req);
-    const workspaceName = (await deps.ledger.getWorkspace(body.workspace_id))?.name ?? body.workspace_id;
+    const workspaceName = (await deps.workspaces.get(body.workspace_id))?.name ?? body.workspace_id;
     await resets.request(body.workspace_id, body.email, (m) =>
       passwordResetEmail({ to: m.to, workspaceName, link: passwordResetLink(baseUrl, m.token, m.workspaceId), expiresAt: m.expiresAt.toISOString() }),
     );

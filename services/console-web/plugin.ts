@@ -29,17 +29,13 @@ import { DEPS_PLUGIN } from '../api/plugins/deps';
 import { publicBaseUrl } from '../api/public-url';
 import { statement } from '../finance/queries';
 import { forwardPeriod, statementCsv, statementCsvFileName } from '../finance/statement';
-import { UnknownKeyError, UnknownWorkspaceError } from '../ledger/ledger';
+import { UnknownKeyError } from '../keys/revoke-key';
+import { UnknownWorkspaceError } from '../ledger/ledger';
 import { LimiterUnavailableError } from '../limits/limiter-unavailable';
 import { HashingBusyError } from '../members/hashing';
-import {
-  Members,
-  MembershipRefusedError,
-  PasswordAttemptsThrottledError,
-  PasswordRuleError,
-  WrongCredentialsError,
-  type SessionMember,
-} from '../members/members';
+import { MembershipRefusedError, PasswordRuleError, WrongCredentialsError } from '../members/membership';
+import type { SessionMember } from '../sessions/sessions';
+import { PasswordAttemptsThrottledError } from '../sign-in-throttle/password-attempts';
 import { toCsv } from '../common/csv';
 import { addDays, overviewFrom, overviewOf, utcDay } from '../members/overview';
 import {
@@ -48,11 +44,12 @@ import {
   HASHING_BUSY_RETRY_AFTER_SECONDS,
   originAllowed,
   SECRET_PATTERN,
-  SESSION_MAX_MS,
   type Actor,
   type PasswordProblem,
   type Refusal,
 } from '../members/rules';
+import { SESSION_MAX_MS } from '../sessions/rules';
+import { consoleAccounts } from './accounts';
 import { CONSOLE_PAGES, renderPage, type ConsolePage } from './pages';
 import { invitationLink } from './console-links';
 import { registerPasswordResetRoutes } from './password-reset-routes';
@@ -75,7 +72,8 @@ const jsonBody = <T>(req: FastifyRequest, schema: z.ZodType<T>): T => validated(
 export const consoleRoutes = fp(async (app) => registerConsole(app, app.deps), { name: 'routes-console', dependencies: [DEPS_PLUGIN] });
 
 function registerConsole(app: FastifyInstance, deps: AppDeps) {
-  const members = new Members(deps.store, deps.ledger, deps.authenticator);
+  const { membership, sessions, passwordResets } = consoleAccounts(deps.store);
+  const { keys, readModels } = deps;
   const thresholds = new BalanceThresholds(deps.store);
   const assets = loadAssets();
   const config = { area: 'console' as const };
@@ -127,7 +125,7 @@ function registerConsole(app: FastifyInstance, deps: AppDeps) {
     scope.post('/console/v1/session', { config }, async (req, reply) => {
       refuseForeignOrigin(req);
       const body = jsonBody(req, SignInRequest);
-      const signedIn = await members.signIn(body.workspace_id, body.email, body.password, req.ip);
+      const signedIn = await sessions.signIn(body.workspace_id, body.email, body.password, req.ip);
       return startSession(req, reply, signedIn.sessionId, signedIn.member, 200);
     });
 
@@ -138,45 +136,45 @@ function registerConsole(app: FastifyInstance, deps: AppDeps) {
 
     scope.delete('/console/v1/session', { config }, async (req, reply) => {
       const { member } = await changing(req);
-      await members.signOut(member);
+      await sessions.signOut(member);
       clearCookie(req, reply);
       return reply.status(204).send();
     });
 
     scope.get('/console/v1/invitations/preview', { config }, async (req) => {
       const q = query(req, InvitationLookupQuery);
-      return members.describeInvitation(q.token);
+      return membership.describeInvitation(q.token);
     });
 
     scope.post('/console/v1/invitations/accept', { config }, async (req, reply) => {
       refuseForeignOrigin(req);
       const body = jsonBody(req, AcceptInvitationRequest);
-      const accepted = await members.acceptInvitation(body.token, body.password, req.ip);
+      const accepted = await membership.acceptInvitation(body.token, body.password, req.ip);
       return startSession(req, reply, accepted.sessionId, accepted.member, 200);
     });
 
     scope.post('/console/v1/password', { config }, async (req, reply) => {
       const { member } = await changing(req);
       const body = jsonBody(req, PasswordChangeRequest);
-      const sessionId = await members.changePassword(member, body.current_password, body.new_password, req.ip);
+      const sessionId = await membership.changePassword(member, body.current_password, body.new_password, req.ip);
       return startSession(req, reply, sessionId, member, 200);
     });
 
-    registerPasswordResetRoutes(scope, deps, { config, refuseForeignOrigin, jsonBody });
+    registerPasswordResetRoutes(scope, deps, passwordResets, { config, refuseForeignOrigin, jsonBody });
 
     // ---------- numbers: the admin API's own queries ----------
 
     scope.get('/console/v1/overview', { config }, async (req) => {
       const { member } = await signedIn(req);
       const today = utcDay(new Date());
-      const ws = await deps.ledger.getWorkspace(member.workspaceId);
+      const ws = await readModels.workspace(member.workspaceId);
       if (!ws) throw new UnknownWorkspaceError(member.workspaceId);
-      const rows = await deps.ledger.usage(member.workspaceId, { from: overviewFrom(today), to: today });
+      const rows = await readModels.usage(member.workspaceId, { from: overviewFrom(today), to: today });
       const overview = overviewOf(rows, today);
       return {
         balance: Number(ws.balance),
         ...overview,
-        recent_errors: await members.recentErrors(member.workspaceId),
+        recent_errors: await readModels.recentErrors(member.workspaceId),
         last_insufficient_credits: await lastPaymentRefusal(deps.store.sql, member.workspaceId),
         low_balance_threshold: await thresholds.get(member.workspaceId),
       };
@@ -192,50 +190,50 @@ function registerConsole(app: FastifyInstance, deps: AppDeps) {
 
     scope.get('/console/v1/keys', { config }, async (req) => {
       const { member } = await signedIn(req);
-      const [keys, creators] = await Promise.all([deps.ledger.listKeys(member.workspaceId), members.keyCreators(member.workspaceId)]);
-      return { data: keys.map((k) => ({ ...k, created_by: creators.get(k.id) ?? null })) };
+      const [listed, creators] = await Promise.all([keys.list(member.workspaceId), readModels.keyCreators(member.workspaceId)]);
+      return { data: listed.map((k) => ({ ...k, created_by: creators.get(k.id) ?? null })) };
     });
 
     scope.post('/console/v1/keys', { config }, async (req, reply) => {
       const { member } = await changing(req);
       const body = jsonBody(req, ConsoleKeyCreateRequest);
-      return reply.status(201).send(await members.createKey(member, body.name));
+      return reply.status(201).send({ ...(await keys.create(member.workspaceId, { name: body.name, createdBy: member.memberId })), created_by: member.email });
     });
 
     scope.patch('/console/v1/keys/:id', { config }, async (req) => {
       const { member } = await changing(req);
       const id = pathId(req);
       const body = jsonBody(req, ConsoleKeyRenameRequest);
-      await members.renameKey(member, id, body.name);
-      const creators = await members.keyCreators(member.workspaceId);
-      const key = (await deps.ledger.listKeys(member.workspaceId)).find((k) => k.id === id)!;
+      await keys.rename(member.workspaceId, id, body.name, member.memberId);
+      const creators = await readModels.keyCreators(member.workspaceId);
+      const key = (await keys.list(member.workspaceId)).find((k) => k.id === id)!;
       return { ...key, created_by: creators.get(id) ?? null };
     });
 
     scope.post('/console/v1/keys/:id/revoke', { config }, async (req) => {
       const { member } = await changing(req);
-      return members.revokeKey(member, pathId(req));
+      return keys.revoke(pathId(req), member.workspaceId);
     });
 
     scope.get('/console/v1/usage', { config }, async (req) => {
       const { member } = await signedIn(req);
       const q = query(req, ConsoleUsageQuery);
-      if (q.key_id !== undefined) await members.requireKeyOf(member.workspaceId, q.key_id);
-      const rows = await deps.ledger.usage(member.workspaceId, { keyId: q.key_id, from: q.from, to: q.to });
+      if (q.key_id !== undefined) await keys.requireKeyOf(member.workspaceId, q.key_id);
+      const rows = await readModels.usage(member.workspaceId, { keyId: q.key_id, from: q.from, to: q.to });
       return { data: q.operation === undefined ? rows : rows.filter((r) => r.operation === q.operation) };
     });
 
     scope.get('/console/v1/ledger', { config }, async (req) => {
       const { member } = await signedIn(req);
       const q = query(req, ConsoleLedgerQuery);
-      return deps.ledger.ledgerEntries(member.workspaceId, { requestId: q.request_id, after: q.after, limit: q.limit });
+      return readModels.ledgerEntries(member.workspaceId, { requestId: q.request_id, after: q.after, limit: q.limit });
     });
 
     scope.get('/console/v1/ledger.csv', { config }, async (req, reply) => {
       const { member } = await signedIn(req);
       const q = query(req, ConsoleLedgerCsvQuery);
       if (q.to < q.from) throw new ApiError('invalid_request', { details: [{ field: 'to', issue: 'too_small', message: '`to` is before `from`.' }] });
-      const entries = await members.ledgerBetween(member.workspaceId, new Date(`${q.from}T00:00:00Z`), new Date(`${addDays(q.to, 1)}T00:00:00Z`));
+      const entries = await readModels.ledgerBetween(member.workspaceId, new Date(`${q.from}T00:00:00Z`), new Date(`${addDays(q.to, 1)}T00:00:00Z`));
       const csv = toCsv(
         ['position', 'recorded_at', 'type', 'request_id', 'key_id', 'credits', 'balance_after'],
         entries.map((e) => [e.position, e.recorded_at, e.type, e.request_id, e.key_id, e.credits, e.balance_after]),
@@ -260,14 +258,14 @@ function registerConsole(app: FastifyInstance, deps: AppDeps) {
     scope.get('/console/v1/members', { config }, async (req) => {
       const { member } = await signedIn(req);
       requireOwner(member);
-      return members.listMembers(member.workspaceId);
+      return readModels.listMembers(member.workspaceId);
     });
 
     scope.post('/console/v1/invitations', { config }, async (req, reply) => {
       const { member } = await changing(req);
       requireOwner(member);
       const body = jsonBody(req, InvitationCreateRequest);
-      const invitation = await members.invite(member.workspaceId, actorOf(member), body, await invitationMailer(req, member.workspaceId, body.role));
+      const invitation = await membership.invite(member.workspaceId, actorOf(member), body, await invitationMailer(req, member.workspaceId, body.role));
       // The link went to the invited address only: the inviter never holds it.
       const { link: _sentByEmail, ...answer } = invitationAnswer(req, member.workspaceId, invitation);
       return reply.status(201).send(answer);
@@ -275,20 +273,20 @@ function registerConsole(app: FastifyInstance, deps: AppDeps) {
 
     scope.delete('/console/v1/invitations/:id', { config }, async (req, reply) => {
       const { member } = await changing(req);
-      await members.cancelInvitation(member.workspaceId, actorOf(member), pathId(req));
+      await membership.cancelInvitation(member.workspaceId, actorOf(member), pathId(req));
       return reply.status(204).send();
     });
 
     scope.patch('/console/v1/members/:id', { config }, async (req, reply) => {
       const { member } = await changing(req);
       const body = jsonBody(req, MemberPatchRequest);
-      await members.changeRole(member.workspaceId, actorOf(member), pathId(req), body.role);
+      await membership.changeRole(member.workspaceId, actorOf(member), pathId(req), body.role);
       return reply.status(204).send();
     });
 
     scope.delete('/console/v1/members/:id', { config }, async (req, reply) => {
       const { member } = await changing(req);
-      await members.remove(member.workspaceId, actorOf(member), pathId(req));
+      await membership.remove(member.workspaceId, actorOf(member), pathId(req));
       return reply.status(204).send();
     });
 
@@ -299,7 +297,7 @@ function registerConsole(app: FastifyInstance, deps: AppDeps) {
       const workspaceId = pathId(req);
       // Emailed to the invited address; the operator (who holds the admin token) gets the link too,
       // to bootstrap a workspace whatever the mail setup (docs/api.md, "Invitations").
-      const invitation = await members.invite(workspaceId, { kind: 'operator' }, body, await invitationMailer(req, workspaceId, body.role));
+      const invitation = await membership.invite(workspaceId, { kind: 'operator' }, body, await invitationMailer(req, workspaceId, body.role));
       return reply.status(201).send(invitationAnswer(req, workspaceId, invitation));
     });
   });
@@ -311,7 +309,7 @@ function registerConsole(app: FastifyInstance, deps: AppDeps) {
 
   /** Queues the invitation's email in the invitation's transaction (services/email). */
   async function invitationMailer(req: FastifyRequest, workspaceId: string, role: string) {
-    const workspaceName = (await deps.ledger.getWorkspace(workspaceId))?.name ?? workspaceId;
+    const workspaceName = (await deps.workspaces.get(workspaceId))?.name ?? workspaceId;
     const baseUrl = publicBaseUrl(deps.config, req);
     return async (tx: SqlExecutor, inv: { email: string; token: string; expiresAt: Date }) => {
       await enqueueEmail(tx, invitationEmail({ to: inv.email, workspaceName, role, link: invitationLink(baseUrl, inv.token, workspaceId), expiresAt: inv.expiresAt.toISOString() }));
@@ -321,7 +319,7 @@ function registerConsole(app: FastifyInstance, deps: AppDeps) {
   /** The signed-in member, or 401. */
   async function signedIn(req: FastifyRequest): Promise<{ member: SessionMember; sessionId: string }> {
     const sessionId = readCookie(req.headers.cookie, SESSION_COOKIE);
-    const member = sessionId !== undefined && SECRET_PATTERN.test(sessionId) ? await members.session(sessionId) : null;
+    const member = sessionId !== undefined && SECRET_PATTERN.test(sessionId) ? await sessions.session(sessionId) : null;
     if (!member) throw new ApiError('unauthorized', { message: 'Not signed in, or the session has ended.' });
     return { member, sessionId: sessionId! };
   }
@@ -338,7 +336,7 @@ function registerConsole(app: FastifyInstance, deps: AppDeps) {
   }
 
   async function sessionAnswer(member: SessionMember, sessionId: string) {
-    const ws = await deps.ledger.getWorkspace(member.workspaceId);
+    const ws = await readModels.workspace(member.workspaceId);
     return {
       member: { id: member.memberId, email: member.email, role: member.role },
       workspace: { id: member.workspaceId, name: ws?.name ?? member.workspaceId },

@@ -14,7 +14,7 @@ import type {
   WorkspaceCreatedResponse,
   WorkspaceResponse,
 } from '../../contracts/http';
-import type { AuditReport } from '../projections/audit';
+import type { AuditReport } from '../audit/audit';
 
 /**
  * A small typed client of the admin API (docs/api.md "Admin API (operators)"), used by the console CLI and

@@ -11,6 +11,18 @@ import { DatabaseUnavailableError, isDatabaseUnreachable, isReadOnlyRefusal } fr
 // JS number, so parse them here once for every caller.
 pg.types.setTypeParser(20, (v) => Number(v));
 
+/** Each error counts once, however many layers pass it on (a DatabaseUnavailableError wraps its cause). */
+const countedDatabaseErrors = new WeakSet<object>();
+function countDatabaseError(err: unknown): void {
+  const root = err instanceof DatabaseUnavailableError ? err.cause : err;
+  if (typeof root === 'object' && root !== null) {
+    if (countedDatabaseErrors.has(root)) return;
+    countedDatabaseErrors.add(root);
+  }
+  const sqlState = (root as { code?: unknown } | null)?.code;
+  recordDatabaseError(isDatabaseUnreachable(root) ? 'unavailable' : typeof sqlState === 'string' && /^[0-9A-Z]{5}$/.test(sqlState) ? sqlState : 'other');
+}
+
 /** How long a caller may wait for a connection before the database counts as unavailable. */
 const CONNECT_TIMEOUT_MS = 5_000;
 /**
@@ -79,7 +91,7 @@ export function createPgSql(connectionString: string, options: PgSqlOptions = {}
   const primary = createPrimaryPools(parsed.target, { max: options.max ?? 20, connectionTimeoutMillis, queryTimeoutMillis, logger: log });
 
   const unavailableOr = (err: unknown, commitOutcomeUnknown = false): unknown => {
-    recordDatabaseError(err);
+    countDatabaseError(err);
     if (err instanceof DatabaseUnavailableError) return err;
     return isDatabaseUnreachable(err) || isReadOnlyRefusal(err) ? new DatabaseUnavailableError(err, { commitOutcomeUnknown }) : err;
   };

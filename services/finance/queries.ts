@@ -2,7 +2,7 @@ import type { Sql, SqlExecutor } from '../eventstore/sql';
 import { EVENT_COLUMNS, toRecorded, type EventRow } from '../eventstore/event-store';
 import { UnknownWorkspaceError } from '../ledger/errors';
 import { WORKSPACE_EVENT_TYPES } from '../ledger/workspace-state';
-import { requireWorkspace } from '../projections/queries';
+import { requireWorkspace } from '../read-models/queries';
 import type { LedgerEntry, WorkspaceResponse } from '../../contracts/http';
 import { replayWorkspace } from './as-of';
 import { statementOf, type Statement, type StatementLine } from './statement';

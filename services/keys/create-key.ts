@@ -13,6 +13,8 @@ export interface CreateKeyCommand {
   key: string;
   name?: string;
   rateLimitPerMinute?: number;
+  /** The console member who made it, recorded with the key (ApiKeyCreatedBy); none from the admin API. */
+  createdBy?: string;
 }
 
 export interface CreatedKey {
@@ -27,6 +29,7 @@ export interface CreatedKey {
 /** A key of an existing workspace; the secret never reaches the log, its hash and display prefix do. */
 export function decideCreateKey(workspaceExists: boolean, cmd: CreateKeyCommand): NewEvent[] {
   if (!workspaceExists) throw new UnknownWorkspaceError(cmd.workspaceId);
+  const createdBy = cmd.createdBy === undefined ? [] : [newEvent('ApiKeyCreatedBy', { key_id: cmd.keyId, workspace_id: cmd.workspaceId, actor: cmd.createdBy })];
   return [
     newEvent('ApiKeyCreated', {
       key_id: cmd.keyId,
@@ -36,14 +39,18 @@ export function decideCreateKey(workspaceExists: boolean, cmd: CreateKeyCommand)
       key_hash: hashApiKey(cmd.key),
       rate_limit_per_minute: cmd.rateLimitPerMinute ?? RATE_LIMIT_PER_MINUTE_DEFAULT,
     }),
+    ...createdBy,
   ];
 }
 
-/** A new key with a fresh secret, shown once in the answer. `workspaceExists` is the caller's read. */
+/**
+ * A new key with a fresh secret, shown once in the answer: one append of all its events, so a key
+ * never exists without its creator. `workspaceExists` is the caller's read.
+ */
 export async function createKey(
   store: EventStore,
   workspaceExists: boolean,
-  input: { workspaceId: string; name?: string; rateLimitPerMinute?: number },
+  input: { workspaceId: string; name?: string; rateLimitPerMinute?: number; createdBy?: string },
 ): Promise<CreatedKey> {
   const cmd = { ...input, keyId: newKeyId(), key: generateApiKey() };
   const events = decideCreateKey(workspaceExists, cmd);

@@ -15,15 +15,18 @@ export interface KeyState {
   revoked: boolean;
 }
 
-/** Revokes once: a revoked key stays as it is (no second event). */
-export function decideRevokeKey(key: KeyState | undefined, keyId: string): NewEvent[] {
-  if (!key) throw new UnknownKeyError(keyId);
+/**
+ * Revokes once: a revoked key stays as it is (no second event). With `ofWorkspace` (the console's
+ * scope), a key of another workspace is as unknown as no key.
+ */
+export function decideRevokeKey(key: KeyState | undefined, keyId: string, ofWorkspace?: string): NewEvent[] {
+  if (!key || (ofWorkspace !== undefined && key.workspaceId !== ofWorkspace)) throw new UnknownKeyError(keyId);
   if (key.revoked) return [];
   return [newEvent('ApiKeyRevoked', { key_id: keyId, workspace_id: key.workspaceId })];
 }
 
-/** Other instances are told at commit (their caches drop the key). */
-export async function revokeKey(store: EventStore, keyId: string): Promise<void> {
+/** Other instances are told at commit (their caches drop the key). `ofWorkspace`: see decideRevokeKey. */
+export async function revokeKey(store: EventStore, keyId: string, ofWorkspace?: string): Promise<void> {
   await store.transaction(async (tx) => {
     // Under the row lock, so two concurrent revocations append one ApiKeyRevoked, not two.
     const found = await tx.sql.query<{ workspace_id: string; revoked_at: Date | null }>(
@@ -31,7 +34,7 @@ export async function revokeKey(store: EventStore, keyId: string): Promise<void>
       [keyId],
     );
     const row = found.rows[0];
-    const events = decideRevokeKey(row && { workspaceId: row.workspace_id, revoked: row.revoked_at !== null }, keyId);
+    const events = decideRevokeKey(row && { workspaceId: row.workspace_id, revoked: row.revoked_at !== null }, keyId, ofWorkspace);
     if (events.length === 0) return;
     await tx.append(streams.apiKey(keyId), events);
     await tx.sql.query('SELECT pg_notify($1, $2)', [KEY_CHANGES_CHANNEL, keyId]);

@@ -4,7 +4,7 @@ import type { EventStore, StoreTransaction } from '../eventstore/event-store';
 import type { NewEvent } from '../eventstore/types';
 import { DatabaseUnavailableError } from '../eventstore/unavailable';
 import { startWriterBatch } from '../metrics/metrics';
-import { lockedWorkspaceKey, SELECT_WORKSPACES_FOR_UPDATE, workspaceRowOf, type WorkspaceRow } from '../projections/ledger-plan';
+import { lockedWorkspaceKey, SELECT_WORKSPACES_FOR_UPDATE, workspaceRowOf, type WorkspaceRow } from './locked-workspace';
 import { chargeRequestOf, evolveCharge, type ChargeState } from './charge-state';
 import { chainLedgerEvents } from './ledger-chain';
 import { evolveWorkspace, type WorkspaceState } from './workspace-state';

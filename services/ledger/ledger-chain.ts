@@ -7,7 +7,7 @@ import type { NewEvent } from '../eventstore/types';
  * hash of the workspace's previous ledger event (`prev_hash`, null for the first) and its own
  * (`hash` = hex SHA-256 of the RFC 8785 canonical JSON of `{event: {type, stream, data}, prev_hash}`),
  * fixed when it is appended. Changing, removing or reordering an event breaks the chain at that
- * event or the next one; the audit recomputes every chain (services/projections/audit.ts).
+ * event or the next one; the audit recomputes every chain (services/audit/audit.ts).
  *
  * Ledger events are those that create a workspace or move its money; limits, keys and lookups'
  * completions are not part of the chain.

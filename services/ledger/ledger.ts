@@ -1,14 +1,7 @@
 import { backgroundLogger, type Logger } from '../common/log';
 import type { EventStore } from '../eventstore/event-store';
-import type { SqlExecutor } from '../eventstore/sql';
-import { createKey, type CreatedKey } from '../keys/create-key';
-import { revokeKey } from '../keys/revoke-key';
-import * as queries from '../projections/queries';
-import type { Workspace } from '../projections/queries';
 import { BatchingWriter } from './batching-writer';
-import { changeLimits } from './commands/change-limits';
 import { charge, type ChargeCommand, type ChargeResult } from './commands/charge';
-import { createWorkspace } from './commands/create-workspace';
 import { grantCredits } from './commands/grant-credits';
 import { recordUncharged } from './commands/record-uncharged';
 import { refundAbandonedCharges, settle, type SettleCommand, type SettleResult } from './commands/settle';
@@ -19,14 +12,12 @@ import { RefundRetrier } from './refund-retrier';
 export type { ChargeCommand, ChargeResult } from './commands/charge';
 export type { SettleCommand } from './commands/settle';
 export type { VoidCommand } from './commands/void-charge';
-export type { Workspace } from '../projections/queries';
 export { BalanceLimitError, UnknownWorkspaceError } from './errors';
-export { UnknownKeyError } from '../keys/revoke-key';
 
 /**
- * The money side as one object: workspaces, keys, charges and refunds. Each method is one command
- * (services/ledger/commands, services/keys) or one read model (services/projections/queries);
- * this only wires them to the store and the one batching writer they share.
+ * The money side: charges, refunds and credits. Each method is one command (services/ledger/commands);
+ * this only wires them to the store and the one batching writer they share. Workspaces, keys and
+ * the reads have their own homes (services/workspaces, services/keys, services/read-models).
  */
 export class Ledger {
   private readonly writer: BatchingWriter;
@@ -51,41 +42,8 @@ export class Ledger {
     await this.refunds.stop();
   }
 
-  async createWorkspace(input: { name: string; credits?: number; maxConcurrency?: number }): Promise<Workspace> {
-    const id = await createWorkspace(this.store, input);
-    return (await this.getWorkspace(id))!;
-  }
-
-  getWorkspace(id: string, executor: SqlExecutor = this.store.sql): Promise<Workspace | undefined> {
-    return queries.getWorkspace(executor, id);
-  }
-
-  balance(workspaceId: string): Promise<number | null> {
-    return queries.balance(this.store.sql, workspaceId);
-  }
-
-  async changeLimits(id: string, maxConcurrency: number): Promise<Workspace> {
-    await changeLimits(this.store, { workspaceId: id, maxConcurrency });
-    return (await this.getWorkspace(id))!;
-  }
-
   grantCredits(id: string, amount: number, reason?: string): Promise<{ balance: number }> {
     return grantCredits(this.writer, { workspaceId: id, amount, reason });
-  }
-
-  async createKey(workspaceId: string, input: { name?: string; rateLimitPerMinute?: number }): Promise<CreatedKey> {
-    const exists = (await this.getWorkspace(workspaceId)) !== undefined;
-    return createKey(this.store, exists, { workspaceId, ...input });
-  }
-
-  listKeys(workspaceId: string) {
-    return queries.listKeys(this.store.sql, workspaceId);
-  }
-
-  /** Revokes once; revoking again answers with the first revocation. Other instances are told at commit. */
-  async revokeKey(keyId: string): Promise<{ id: string; revoked_at: string }> {
-    await revokeKey(this.store, keyId);
-    return { id: keyId, revoked_at: (await queries.keyRevokedAt(this.store.sql, keyId))! };
   }
 
   /** Charges a call when the balance covers it, in the next batch of the writer. */
@@ -120,13 +78,5 @@ export class Ledger {
   /** A call that charged nothing (refused, or a free not-found from cache), for usage. */
   recordUncharged(cmd: Omit<SettleCommand, 'refund' | 'entityEvents'>): Promise<void> {
     return recordUncharged(this.writer, cmd);
-  }
-
-  ledgerEntries(workspaceId: string, q: { requestId?: string; after?: number; limit: number }) {
-    return queries.ledgerEntries(this.store.sql, workspaceId, q);
-  }
-
-  usage(workspaceId: string, q: { keyId?: string; from?: string; to?: string }) {
-    return queries.usage(this.store.sql, workspaceId, q);
   }
 }

@@ -1,6 +1,6 @@
-import { freeAreaEndpoints, pricedEndpoint } from '../../contracts/endpoints';
+import { batchEndpoint, freeAreaEndpoints, pricedEndpoint } from '../../contracts/endpoints';
 import { ERROR_CATALOGUE, ERROR_CODES, type BillingRule, type ErrorCode } from '../../contracts/errors';
-import type { PricedOperation, PricingResponse } from '../../contracts/http';
+import { BATCH_MAX_ITEMS, type PricedOperation, type PricingResponse } from '../../contracts/http';
 import { PRICES } from '../../contracts/prices';
 
 /**
@@ -91,6 +91,7 @@ export function pricingTable(): PricingResponse {
         not_found_free_from_cache: row.notFound !== null,
       };
     }),
+    batch: batchPricing(),
     free: FREE_AREAS.map((area) => ({ area, price: 0 as const, endpoints: freeAreaEndpoints(area) })),
     notes: [
       'A cache HIT of a profile is charged like a live lookup.',
@@ -98,8 +99,15 @@ export function pricingTable(): PricingResponse {
       'A call is refused with insufficient_credits when the balance is below its success price; nothing is charged.',
       `Calls refused with ${neverChargedText()} are never charged.`,
       `${listed(codesBilled('refunded'))} are refunded automatically: credits_charged and X-Credits-Charged show 0.`,
+      `${batchEndpoint().method} ${batchEndpoint().path} costs the sum of its items' prices, each item charged, refunded and refused as its single call.`,
     ],
   };
+}
+
+function batchPricing(): PricingResponse['batch'] {
+  const { method, path } = batchEndpoint();
+  if (method !== 'POST') throw new Error('the batch endpoint is not a POST');
+  return { method, endpoint: path, max_items: BATCH_MAX_ITEMS, price: 'sum_of_items' };
 }
 
 /**

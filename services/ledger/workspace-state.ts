@@ -4,7 +4,7 @@ import type { EventData, EventType } from '../../contracts/events';
  * The one model of a workspace's money and limits, and how each event moves it. The batching
  * writer decides from it (and evolves it through a batch), the ledger projection writes it to the
  * `workspaces` rows, and the relay's balance consumer rebuilds it from the ledger topic. The audit
- * replays with its own, independent code on purpose (see services/projections/audit.ts).
+ * replays with its own, independent code on purpose (see services/audit/audit.ts).
  *
  * The key set is not part of it: none of these readers sees key events (they live on the keys'
  * own streams and topic) and no money decision reads them; keys are services/keys' business.

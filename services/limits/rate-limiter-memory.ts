@@ -1,5 +1,5 @@
-import type { RateDecision, RateLimiter } from './rate-limiter';
-import { isFull, takeToken, type BucketState } from './token-bucket';
+import type { RateDecision, RateLimiter, TokensTaken } from './rate-limiter';
+import { isFull, takeTokens, type BucketState } from './token-bucket';
 
 export interface MemoryRateLimiterOptions {
   /** Hard cap on buckets kept; past it the least recently used is dropped (default 100 000). */
@@ -40,21 +40,29 @@ export function createMemoryRateLimiter(
     }
   }
 
+  function takeUpTo(bucketKey: string, perMinute: number, wanted: number): TokensTaken {
+    const nowMs = clock();
+    const previous = buckets.get(bucketKey);
+    const decision = takeTokens(previous?.state, nowMs, perMinute, wanted);
+    buckets.delete(bucketKey);
+    buckets.set(bucketKey, { state: decision.state, perMinute });
+    if (nowMs - lastSweepMs >= sweepEveryMs) sweep(nowMs);
+    if (buckets.size > maxBuckets) {
+      // Only under a flood of distinct keys: dropping the stalest bucket errs towards allowing.
+      const oldest = buckets.keys().next().value;
+      if (oldest !== undefined) buckets.delete(oldest);
+    }
+    const { allowed, granted, limit, remaining, resetSeconds, retryAfterSeconds } = decision;
+    return { allowed, granted, limit, remaining, resetSeconds, retryAfterSeconds };
+  }
+
   return {
     async take(bucketKey: string, perMinute: number): Promise<RateDecision> {
-      const nowMs = clock();
-      const previous = buckets.get(bucketKey);
-      const decision = takeToken(previous?.state, nowMs, perMinute);
-      buckets.delete(bucketKey);
-      buckets.set(bucketKey, { state: decision.state, perMinute });
-      if (nowMs - lastSweepMs >= sweepEveryMs) sweep(nowMs);
-      if (buckets.size > maxBuckets) {
-        // Only under a flood of distinct keys: dropping the stalest bucket errs towards allowing.
-        const oldest = buckets.keys().next().value;
-        if (oldest !== undefined) buckets.delete(oldest);
-      }
-      const { allowed, limit, remaining, resetSeconds, retryAfterSeconds } = decision;
-      return { allowed, limit, remaining, resetSeconds, retryAfterSeconds };
+      const { granted: _granted, ...decision } = takeUpTo(bucketKey, perMinute, 1);
+      return decision;
+    },
+    async takeUpTo(bucketKey: string, perMinute: number, wanted: number): Promise<TokensTaken> {
+      return takeUpTo(bucketKey, perMinute, wanted);
     },
     bucketCount: () => buckets.size,
     async close() {

@@ -1,11 +1,11 @@
-import type { RateDecision, RateLimiter } from './rate-limiter';
+import type { RateDecision, RateLimiter, TokensTaken } from './rate-limiter';
 import type { RedisClient } from './redis-connection';
 import { hashTagged } from './redis-keys';
 import { orLimiterUnavailable } from './limiter-unavailable';
-import { assertPerMinute } from './token-bucket';
+import { assertPerMinute, assertWanted } from './token-bucket';
 
 /**
- * The token bucket of token-bucket.ts in one atomic Lua script. Time comes from Redis `TIME`, so
+ * The token bucket of token-bucket.ts (`takeTokens`: ARGV[2] tokens wanted, default 1) in one atomic Lua script. Time comes from Redis `TIME`, so
  * every instance shares one clock. The hash holds `l` (level in token units: 60 000 per token,
  * `perMinute` per elapsed ms) and `t` (ms of the last request). The key expires exactly when the
  * bucket would be full again, since a missing bucket means a full one.
@@ -13,6 +13,7 @@ import { assertPerMinute } from './token-bucket';
 const TAKE_SCRIPT = `
 local key = KEYS[1]
 local perMinute = tonumber(ARGV[1])
+local wanted = tonumber(ARGV[2] or '1')
 local unitsPerToken = 60000
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
@@ -24,11 +25,10 @@ if stored[1] and stored[2] then
   if elapsed < 0 then elapsed = 0 end
   level = math.min(capacity, tonumber(stored[1]) + elapsed * perMinute)
 end
+local granted = math.min(wanted, math.floor(level / unitsPerToken))
+level = level - granted * unitsPerToken
 local allowed = 0
-if level >= unitsPerToken then
-  allowed = 1
-  level = level - unitsPerToken
-end
+if granted == wanted then allowed = 1 end
 local deficit = capacity - level
 local perSecond = perMinute * 1000
 local remaining = math.floor(level / unitsPerToken)
@@ -40,7 +40,7 @@ end
 local fullInMs = math.floor((deficit + perMinute - 1) / perMinute)
 redis.call('HSET', key, 'l', string.format('%.0f', level), 't', string.format('%.0f', now))
 redis.call('PEXPIRE', key, fullInMs + 1)
-return {allowed, remaining, reset, retry}
+return {allowed, remaining, reset, retry, granted}
 `;
 
 /**
@@ -57,7 +57,7 @@ const TAKE_UNLESS_MARKED = 'lookupRateLimitTakeUnlessMarked';
 
 /** What `defineCommand` adds to the connection at run time. */
 interface TakeCommand {
-  [COMMAND](key: string, perMinute: number): Promise<[number, number, number, number]>;
+  [COMMAND](key: string, perMinute: number, wanted: number): Promise<[number, number, number, number, number]>;
   [TAKE_UNLESS_MARKED](key: string, markKey: string, perMinute: number): Promise<[number, number?, number?, number?]>;
 }
 
@@ -80,7 +80,14 @@ export function createRedisRateLimiter(redis: RedisClient, options: RedisRateLim
   if (typeof client[TAKE_UNLESS_MARKED] !== 'function') {
     redis.defineCommand(TAKE_UNLESS_MARKED, { numberOfKeys: 2, lua: TAKE_UNLESS_MARKED_SCRIPT });
   }
-  const take = (key: string, perMinute: number) => (client as TakeCommand)[COMMAND](key, perMinute);
+  const take = async (bucketKey: string, perMinute: number, wanted: number): Promise<TokensTaken> => {
+    assertPerMinute(perMinute);
+    assertWanted(wanted);
+    const [allowed, remaining, resetSeconds, retryAfterSeconds, granted] = await orLimiterUnavailable('rate limit take', () =>
+      (client as TakeCommand)[COMMAND](hashTagged(keyPrefix, bucketKey), perMinute, wanted),
+    );
+    return { allowed: allowed === 1, granted, limit: perMinute, remaining, resetSeconds, retryAfterSeconds };
+  };
 
   return {
     async takeUnlessMarked(bucketKey: string, markKey: string, perMinute: number): Promise<RateDecision | 'marked'> {
@@ -92,12 +99,10 @@ export function createRedisRateLimiter(redis: RedisClient, options: RedisRateLim
       return { allowed: allowed === 1, limit: perMinute, remaining: remaining!, resetSeconds: resetSeconds!, retryAfterSeconds: retryAfterSeconds! };
     },
     async take(bucketKey: string, perMinute: number): Promise<RateDecision> {
-      assertPerMinute(perMinute);
-      const [allowed, remaining, resetSeconds, retryAfterSeconds] = await orLimiterUnavailable('rate limit take', () =>
-        take(hashTagged(keyPrefix, bucketKey), perMinute),
-      );
-      return { allowed: allowed === 1, limit: perMinute, remaining, resetSeconds, retryAfterSeconds };
+      const { granted: _granted, ...decision } = await take(bucketKey, perMinute, 1);
+      return decision;
     },
+    takeUpTo: take,
     async close() {},
   };
 }

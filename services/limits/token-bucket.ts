@@ -39,7 +39,17 @@ function ceilDiv(a: number, b: number): number {
 
 /** One request against the bucket at `nowMs`; `previous` undefined means a full bucket. */
 export function takeToken(previous: BucketState | undefined, nowMs: number, perMinute: number): BucketDecision {
+  return takeTokens(previous, nowMs, perMinute, 1);
+}
+
+/**
+ * Up to `wanted` tokens at once, as many whole ones as the bucket holds (`granted`): a batch call
+ * costs one per item, and the items past the bucket are refused alone. `allowed` when every one
+ * was granted; `retryAfterSeconds` then 0, else the wait until one more token is back.
+ */
+export function takeTokens(previous: BucketState | undefined, nowMs: number, perMinute: number, wanted: number): BucketDecision & { granted: number } {
   assertPerMinute(perMinute);
+  assertWanted(wanted);
   const capacity = perMinute * UNITS_PER_TOKEN;
   let level = capacity;
   if (previous) {
@@ -47,11 +57,13 @@ export function takeToken(previous: BucketState | undefined, nowMs: number, perM
     const elapsed = Math.max(0, nowMs - previous.atMs);
     level = Math.min(capacity, previous.level + elapsed * perMinute);
   }
-  const allowed = level >= UNITS_PER_TOKEN;
-  if (allowed) level -= UNITS_PER_TOKEN;
+  const granted = Math.min(wanted, Math.floor(level / UNITS_PER_TOKEN));
+  level -= granted * UNITS_PER_TOKEN;
+  const allowed = granted === wanted;
   const fullInMs = ceilDiv(capacity - level, perMinute);
   return {
     allowed,
+    granted,
     limit: perMinute,
     remaining: Math.floor(level / UNITS_PER_TOKEN),
     resetSeconds: ceilDiv(capacity - level, perMinute * 1000),
@@ -59,6 +71,11 @@ export function takeToken(previous: BucketState | undefined, nowMs: number, perM
     state: { level, atMs: nowMs },
     fullInMs,
   };
+}
+
+/** Tokens asked for at once: 1 to 1000 (a batch's items). */
+export function assertWanted(wanted: number): void {
+  if (!Number.isSafeInteger(wanted) || wanted < 1 || wanted > 1000) throw new RangeError(`wanted must be an integer from 1 to 1000, got ${wanted}`);
 }
 
 /** Whether a stored bucket has refilled completely by `nowMs` (so it can be forgotten). */

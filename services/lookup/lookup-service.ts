@@ -3,6 +3,7 @@ import { inCanonicalOrder } from '../../contracts/content-hash';
 import { streams } from '../../contracts/events';
 import type { SqlExecutor } from '../eventstore/sql';
 import { DatabaseUnavailableError } from '../eventstore/unavailable';
+import { balance } from '../read-models/queries';
 import type { ChargeCommand, ChargeResult, Ledger, SettleCommand, VoidCommand } from '../ledger/ledger';
 import { recordFailureAfterCharge } from '../metrics/metrics';
 import { aliases, companyAlias, companyAliases, entities, normalizeQuery, personAlias, personAliases } from './aliases';
@@ -22,6 +23,22 @@ export interface Caller {
   requestId: string;
   workspaceId: string;
   keyId: string;
+  /** Set for an item of a batch call (services/batch): its charge waits for its turn. */
+  turn?: ChargeTurn;
+}
+
+/**
+ * The turn of one item of a batch: the items are charged in their order (the ledger's writer
+ * applies charges in the order they are submitted), whatever order their cache reads finish in.
+ */
+export interface ChargeTurn {
+  /**
+   * Waits for the item's turn; a live fetch then takes its concurrency slot in it. False: no slot
+   * to be had, the item is refused (429 `concurrency_limited`) before any charge.
+   */
+  begin(liveFetch: boolean): Promise<boolean>;
+  /** The item's charge is submitted, or it needs none: the next item's turn may begin. */
+  end(): void;
 }
 
 /** A lookup answered: the answer, what it cost and the balance after it. */
@@ -183,11 +200,19 @@ export class LookupService {
     const verdict = decideFromCache({ asked: plan, cached, maxAge, now: this.clock() });
 
     if (verdict.kind === 'cached_not_found') {
+      caller.turn?.end();
       await this.ledger.recordUncharged({ ...base, completed: verdict.completed });
-      throw lookupError(verdict.error, { charged: 0, balance: await this.ledger.balance(caller.workspaceId) });
+      throw lookupError(verdict.error, { charged: 0, balance: await balance(this.sql, caller.workspaceId) });
     }
 
-    const charged = await this.charge({ ...base, credits: verdict.charge, ...(verdict.kind === 'hit' ? { completed: verdict.completed } : {}) });
+    if (caller.turn && !(await caller.turn.begin(verdict.kind === 'fetch'))) {
+      caller.turn.end();
+      throw new ApiError('concurrency_limited', { retryAfterSeconds: 1 });
+    }
+    // Submitted to the ledger's writer at once (before its first await): the turn can pass on.
+    const charging = this.charge({ ...base, credits: verdict.charge, ...(verdict.kind === 'hit' ? { completed: verdict.completed } : {}) });
+    caller.turn?.end();
+    const charged = await charging;
     if (charged.kind === 'insufficient_credits') throw lookupError({ code: 'insufficient_credits' }, { charged: 0, balance: charged.balance });
     if (verdict.kind === 'hit') return { answer: verdict.answer, billing: { charged: verdict.charge, balance: charged.balanceAfter } };
 

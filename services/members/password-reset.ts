@@ -3,8 +3,8 @@ import type { EventStore } from '../eventstore/event-store';
 import type { SqlExecutor } from '../eventstore/sql';
 import { enqueueEmail, type OutgoingEmail } from '../email/email-outbox';
 import { loadCommonPasswords } from './common-passwords';
-import { HashingQueue } from './hashing';
-import { membersStream, PasswordRuleError } from './members';
+import type { HashingQueue } from './hashing';
+import { membersStream, PasswordRuleError } from './membership';
 import { hashPassword } from './passwords';
 import { decideResetRequest, decideResetUse, type PasswordReset, type ResetRefusal } from './password-reset-rules';
 import { newSecret, normalizeEmail, passwordProblem, sha256Hex } from './rules';
@@ -26,11 +26,12 @@ export type ResetEmailOf = (input: { to: string; token: string; expiresAt: Date;
  * events), an hour to use it, once; using it sets the password and ends every session of the member.
  */
 export class PasswordResets {
-  private readonly hashing = new HashingQueue();
   private readonly commonPasswords = loadCommonPasswords();
 
   constructor(
     private readonly store: EventStore,
+    /** The instance's one queue of password hashes, shared with sign-in and membership. */
+    private readonly hashing: HashingQueue,
     private readonly clock: () => Date = () => new Date(),
   ) {}
 

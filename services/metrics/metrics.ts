@@ -1,6 +1,4 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
-import type { RecordedEvent } from '../eventstore/types';
-import { DatabaseUnavailableError, isDatabaseUnreachable } from '../eventstore/unavailable';
 
 /**
  * The Prometheus metrics of the process (GET /metrics, METRICS_PORT). One registry per process:
@@ -53,6 +51,13 @@ export const lookupsCompleted = new Counter({
   name: `${PREFIX}lookups_total`,
   help: 'Lookups recorded by this instance (LookupCompleted events), by operation, cache status (NONE: not served) and outcome (success, not_found or the error code)',
   labelNames: ['operation', 'cache_status', 'outcome'] as const,
+  registers: [registry],
+});
+
+export const batchItems = new Counter({
+  name: `${PREFIX}batch_items_total`,
+  help: 'Items of POST /v1/batch answered by this instance, by operation and the status its single call would have had',
+  labelNames: ['operation', 'status'] as const,
   registers: [registry],
 });
 
@@ -133,11 +138,9 @@ new Gauge({
     this.reset();
     await Promise.all(
       [...lagSources].map(async ([subscription, read]) => {
-        // A database away leaves the gauge out of this scrape rather than failing the scrape.
-        const lag = await read().catch((err: unknown) => {
-          recordDatabaseError(err);
-          return undefined;
-        });
+        // A database away leaves the gauge out of this scrape rather than failing the scrape; the
+        // error itself was counted where the query failed (services/eventstore/sql-pg.ts).
+        const lag = await read().catch(() => undefined);
         if (lag !== undefined) this.set({ subscription }, lag);
       }),
     );
@@ -257,7 +260,7 @@ export function recordHttpRequest(method: string, route: string | undefined, sta
  * Events this instance committed: the lookups and the money, counted from the log itself (so
  * they match the ledger to the credit, refunds by the sweeper and the retrier included).
  */
-export function recordCommittedEvents(events: readonly RecordedEvent[]): void {
+export function recordCommittedEvents(events: readonly { type: string; data: unknown }[]): void {
   for (const event of events) {
     const data = event.data as { operation?: string; credits?: number; cache_status?: string | null; outcome?: string; error_code?: string | null };
     if (event.type === 'LookupCharged') creditsCharged.inc({ operation: data.operation }, data.credits ?? 0);
@@ -267,6 +270,11 @@ export function recordCommittedEvents(events: readonly RecordedEvent[]): void {
       lookupsCompleted.inc({ operation: data.operation, cache_status: data.cache_status ?? 'NONE', outcome });
     }
   }
+}
+
+/** One item of a batch call answered. */
+export function recordBatchItem(operation: string, status: number): void {
+  batchItems.inc({ operation, status: String(status) });
 }
 
 /** A charged lookup failed after its charge for a reason other than an outage. */
@@ -324,16 +332,8 @@ export function registerKeySetSize(size: () => number): () => void {
   return () => void keySetSizes.delete(size);
 }
 
-/** Each error counts once, however many layers pass it on (a DatabaseUnavailableError wraps its cause). */
-const countedDatabaseErrors = new WeakSet<object>();
-export function recordDatabaseError(err: unknown): void {
-  const root = err instanceof DatabaseUnavailableError ? err.cause : err;
-  if (typeof root === 'object' && root !== null) {
-    if (countedDatabaseErrors.has(root)) return;
-    countedDatabaseErrors.add(root);
-  }
-  const sqlState = (root as { code?: unknown } | null)?.code;
-  const code = isDatabaseUnreachable(root) ? 'unavailable' : typeof sqlState === 'string' && /^[0-9A-Z]{5}$/.test(sqlState) ? sqlState : 'other';
+/** `code`: an SQLSTATE, `unavailable` or `other` (services/eventstore/sql-pg.ts classifies). */
+export function recordDatabaseError(code: string): void {
   databaseErrors.inc({ code });
 }
 

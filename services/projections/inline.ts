@@ -3,9 +3,10 @@ import type { InlineProjection } from '../eventstore/event-store';
 import type { RecordedEvent } from '../eventstore/types';
 import { KEY_CHANGES_CHANNEL, keyCreatedPayload } from '../keys/authenticator';
 import { CACHE_CHANGES_CHANNEL, cacheAliasesChangedBy } from '../lookup/cache-index-memory';
-import { MEMBERS_PROJECTION_TABLES, membersProjection } from '../members/projection';
+import { MEMBERS_PROJECTION_TABLES, membersProjection } from './members';
 import { projectionOf } from './handlers';
-import { lockedWorkspaceKey, planLedgerWrites, SELECT_WORKSPACES_FOR_UPDATE, workspaceRowOf, workspacesTouched, type WorkspaceRow } from './ledger-plan';
+import { lockedWorkspaceKey, SELECT_WORKSPACES_FOR_UPDATE, workspaceRowOf, type WorkspaceRow } from '../ledger/locked-workspace';
+import { planLedgerWrites, workspacesTouched } from './ledger-plan';
 
 const iso = (d: Date) => d.toISOString();
 

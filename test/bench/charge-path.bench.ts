@@ -16,6 +16,7 @@ import { INLINE_PROJECTIONS } from '../../services/projections/inline';
 import { startSandbox } from '../../services/sandbox/server';
 import { recordingSql } from '../support/recording-sql';
 import { createScratchDatabase, fmt, machineLoad } from './support';
+import { accountsOf } from '../support/accounts';
 
 const HITS = 640;
 const DEFAULT_MAX_AGE_SECONDS = 2_592_000;
@@ -28,9 +29,11 @@ async function main() {
     await migrate(inner);
     const recording = recordingSql(inner);
     const { sql } = recording;
-    const ledger = new Ledger(new EventStore(sql, INLINE_PROJECTIONS));
+    const store = new EventStore(sql, INLINE_PROJECTIONS);
+    const ledger = new Ledger(store);
+    const accounts = accountsOf(store);
     const lookups = new LookupService(sql, ledger, createHttpSource({ baseUrl: sandbox.url, timeoutMs: 10_000 }));
-    const ws = await ledger.createWorkspace({ name: 'bench', credits: 1_000_000_000, maxConcurrency: 1000 });
+    const ws = await accounts.workspaces.create({ name: 'bench', credits: 1_000_000_000, maxConcurrency: 1000 });
     let n = 0;
     const hit = () =>
       lookups.company({ requestId: `req_bench${n++}`, workspaceId: ws.id, keyId: 'key_bench' }, { kind: 'slug', slug: 'acme-robotics' }, DEFAULT_MAX_AGE_SECONDS);

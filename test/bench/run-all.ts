@@ -5,6 +5,7 @@
 //   BENCH_EVENTSTORE_SECONDS=2          shorter event-store measurements
 //   BENCH_SKIP_EVENTSTORE=1             no event-store part (then: npm run bench:eventstore)
 //   BENCH_SKIP_AUDIT=1                  no audit part (then: npx tsx test/bench/audit.bench.ts)
+//   BENCH_SKIP_BATCH=1                  no batch part (then: npx tsx test/bench/batch.bench.ts)
 //   npx tsx test/bench/charge-path.bench.ts   SQL statements per charged hit and the writer's batching
 //   BENCH_MEMORY_SECONDS=60             the one-run memory check (RSS every 5 s; default 60)
 //   BENCH_ONLY=postgres|pglite          one half alone (does not rewrite docs/performance.md)
@@ -52,6 +53,7 @@ const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url)).replace(/\/$
 const SERVER_CHILD = fileURLToPath(new URL('./server-child.ts', import.meta.url));
 const EVENTSTORE_BENCH = fileURLToPath(new URL('./eventstore.bench.ts', import.meta.url));
 const AUDIT_BENCH = fileURLToPath(new URL('./audit.bench.ts', import.meta.url));
+const BATCH_BENCH = fileURLToPath(new URL('./batch.bench.ts', import.meta.url));
 const RUN_DIR = resolve(REPO_ROOT, '.run', 'bench');
 
 const CONNECTIONS = 64;
@@ -910,6 +912,12 @@ async function main() {
   } else {
     console.log('\n== Audit (test/bench/audit.bench.ts): events/s, and lookups while it runs ==');
     await runChild(AUDIT_BENCH, { ...process.env }, 'audit bench');
+  }
+  if (process.env.BENCH_SKIP_BATCH === '1') {
+    console.log('\n(batch bench skipped: run `npx tsx test/bench/batch.bench.ts`)');
+  } else {
+    console.log('\n== Batch (test/bench/batch.bench.ts): 100 cache hits in one POST /v1/batch vs one cache hit, target <= 3x ==');
+    await runChild(BATCH_BENCH, { ...process.env }, 'batch bench');
   }
 }
 

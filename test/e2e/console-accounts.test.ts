@@ -12,7 +12,8 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type RunningServer } from '../../services/api/server';
 import { loadConfig } from '../../services/config/config';
-import { HASHING_CONCURRENCY, HASHING_PER_ADDRESS, HASHING_QUEUE, LOCK_AFTER_FAILURES, SLOW_AFTER_FAILURES } from '../../services/members/rules';
+import { HASHING_CONCURRENCY, HASHING_PER_ADDRESS, HASHING_QUEUE } from '../../services/members/rules';
+import { LOCK_AFTER_FAILURES, SLOW_AFTER_FAILURES } from '../../services/sign-in-throttle/rules';
 import { createTestDatabase, serverUrl, type TestDatabase } from '../support/servers';
 import { startTestSmtpServer, type TestSmtpServer } from '../support/smtp-server';
 

@@ -20,6 +20,7 @@ const OPERATIONS: Array<[string, string]> = [
   ['/v1/domain', 'post'],
   ['/v1/person', 'post'],
   ['/v1/search', 'post'],
+  ['/v1/batch', 'post'],
   ['/v1/cache/company', 'post'],
   ['/v1/cache/domain', 'post'],
   ['/v1/cache/person', 'post'],
@@ -81,6 +82,8 @@ describe.each(backends())('Meta area over HTTP on $name', (backend) => {
       expect(res.body.operations.find((o: any) => o.operation === 'person_name').endpoint).toBe('/v1/person');
       const free = Object.fromEntries(res.body.free.map((a: any) => [a.area, a.price]));
       expect(free).toEqual({ cache: 0, meta: 0 });
+      // A batch costs what its items cost, each as its single call (docs/api.md "Batch").
+      expect(res.body.batch).toEqual({ method: 'POST', endpoint: '/v1/batch', max_items: 100, price: 'sum_of_items' });
     });
 
     test('GET /v1/openapi.json: OpenAPI 3.1, version 1.0.0, every operation', async () => {

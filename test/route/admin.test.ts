@@ -37,7 +37,7 @@ describe('200 and 201', () => {
 
 describe('400', () => {
   it('a bad id, query or body', async () => {
-    const ws = await t.ledger.createWorkspace({ name: 'bad input' });
+    const ws = await t.workspaces.create({ name: 'bad input' });
     const badId = await t.call('GET', `/admin/v1/workspaces/${'x'.repeat(101)}`, { headers: admin });
     expect(errorOf(badId)).toMatchObject({ status: 400, code: 'invalid_request' });
     expect(badId.json().error.details[0].field).toBe('id');
@@ -69,9 +69,9 @@ describe('404', () => {
 
 describe('finance: statements, balances at an instant, exports', () => {
   it('a statement as JSON and as CSV lines that add up to it; the workspace and ledger as they stood at an instant; every ledger line for exports', async () => {
-    const ws = await t.ledger.createWorkspace({ name: 'finance', credits: 20 });
-    const key = await t.ledger.createKey(ws.id, {});
-    const before = await t.ledger.getWorkspace(ws.id);
+    const ws = await t.workspaces.create({ name: 'finance', credits: 20 });
+    const key = await t.keys.create(ws.id, {});
+    const before = await t.workspaces.get(ws.id);
     const requestId = `req_${'0'.repeat(26)}`;
     await t.ledger.charge({ workspaceId: ws.id, requestId, keyId: key.id, operation: 'person_name', credits: 3 });
     await t.ledger.settle({

@@ -59,7 +59,7 @@ const cookieOf = (a: Answer) => String(a.headers['set-cookie']).split(';')[0]!;
 
 /** A workspace with an owner signed in (invited by the operator, link from the admin answer). */
 async function owner(email: string) {
-  const ws = await t.ledger.createWorkspace({ name: `ws of ${email}`, credits: 10 });
+  const ws = await t.workspaces.create({ name: `ws of ${email}`, credits: 10 });
   const invitation = await t.call('POST', `/admin/v1/workspaces/${ws.id}/invitations`, { headers: admin, body: { email, role: 'owner' } });
   expect(invitation.statusCode, invitation.body).toBe(201);
   const accepted = await post('/console/v1/invitations/accept', { token: new URL(invitation.json().link).searchParams.get('token'), password: PASSWORD });
@@ -88,7 +88,7 @@ describe('201', () => {
   });
 
   it("the operator's invitation is emailed too, with the same link the admin answer gives the operator", async () => {
-    const ws = await t.ledger.createWorkspace({ name: 'operator invites', credits: 1 });
+    const ws = await t.workspaces.create({ name: 'operator invites', credits: 1 });
     const answer = await t.call('POST', `/admin/v1/workspaces/${ws.id}/invitations`, { headers: admin, body: { email: 'first@example.com' } });
     expect(answer.statusCode, answer.body).toBe(201);
     const [mail] = await mailsTo('first@example.com');

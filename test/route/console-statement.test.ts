@@ -27,8 +27,8 @@ async function signedInMember(workspaceId: string, email: string, role: 'owner' 
 
 /** A workspace with a grant, a charge refunded in part and a plain charge, split by an instant between them. */
 async function workspaceWithHistory(name: string) {
-  const ws = await t.ledger.createWorkspace({ name, credits: 20 });
-  const key = await t.ledger.createKey(ws.id, {});
+  const ws = await t.workspaces.create({ name, credits: 20 });
+  const key = await t.keys.create(ws.id, {});
   const charged = newRequestId();
   await t.ledger.charge({ workspaceId: ws.id, requestId: charged, keyId: key.id, operation: 'person_name', credits: 3 });
   await t.ledger.settle({
@@ -88,7 +88,7 @@ describe('400', () => {
     expect(notInstant.json().error.details[0].field).toBe('from');
     const backwards = await t.call('GET', '/console/v1/statement?from=2025-07-01T00:00:00Z&to=2025-06-01T00:00:00Z', { headers });
     expect(backwards.json().error.details).toEqual([expect.objectContaining({ field: 'to', issue: 'too_small' })]);
-    const other = await t.ledger.createWorkspace({ name: 'someone else', credits: 50 });
+    const other = await t.workspaces.create({ name: 'someone else', credits: 50 });
     const named = await t.call('GET', `/console/v1/statement?${query(WHOLE)}&workspace_id=${other.id}`, { headers });
     expect(errorOf(named).status).toBe(400);
     expect(named.json().error.details).toEqual([expect.objectContaining({ field: 'workspace_id', issue: 'unknown_field' })]);

@@ -51,8 +51,8 @@ async function duck(sql: string): Promise<Record<string, unknown>[]> {
 
 describe('export ledger', () => {
   it('writes the ledger and usage as parquet and CSV that DuckDB reads, with the totals of the statement', async () => {
-    const ws = await t.ledger.createWorkspace({ name: 'exported', credits: 40 });
-    const key = await t.ledger.createKey(ws.id, {});
+    const ws = await t.workspaces.create({ name: 'exported', credits: 40 });
+    const key = await t.keys.create(ws.id, {});
     for (const [operation, credits, owed] of [['company', 1, 0], ['person_name', 3, 2], ['domain', 2, 2]] as const) {
       const requestId = newRequestId();
       const call = { workspaceId: ws.id, requestId, keyId: key.id, operation };

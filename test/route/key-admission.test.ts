@@ -70,9 +70,9 @@ describe('401 unauthorized', () => {
   });
 
   it('a revoked key, though its fingerprint stays in the set until the next rebuild, is refused on the per-IP bucket', async () => {
-    const ws = await t.ledger.createWorkspace({ name: 'revoked', credits: 1 });
-    const { id, key } = await t.ledger.createKey(ws.id, {});
-    await t.ledger.revokeKey(id);
+    const ws = await t.workspaces.create({ name: 'revoked', credits: 1 });
+    const { id, key } = await t.keys.create(ws.id, {});
+    await t.keys.revoke(id);
     const answer = await callFrom(freshAddress(), '/v1/cache/stats', { authorization: `Bearer ${key}` });
     expect(errorOf(answer)).toMatchObject({ status: 401, code: 'unauthorized', remaining: null });
     expect(answer.headers['ratelimit-limit']).toBe(String(ANONYMOUS_RATE_PER_MINUTE));

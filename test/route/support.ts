@@ -12,6 +12,9 @@ import { migrate } from '../../services/eventstore/migrate';
 import { createPgliteSql } from '../../services/eventstore/sql-pglite';
 import { createSqlIdempotencyStore } from '../../services/idempotency/sql-idempotency-store';
 import { Ledger } from '../../services/ledger/ledger';
+import { Keys } from '../../services/keys/keys';
+import { ReadModels } from '../../services/read-models/read-models';
+import { Workspaces } from '../../services/workspaces/workspaces';
 import { createMemoryConcurrencySlots } from '../../services/limits/concurrency-memory';
 import { createRedisConcurrencySlots } from '../../services/limits/concurrency-redis';
 import { createRedisRateLimiter } from '../../services/limits/rate-limiter-redis';
@@ -33,6 +36,9 @@ const SOURCE_TIMEOUT_MS = 4_000;
 export interface RouteApp {
   app: FastifyInstance;
   ledger: Ledger;
+  readModels: ReadModels;
+  workspaces: Workspaces;
+  keys: Keys;
   /** A workspace with `credits` and one key; `headers` authenticate as that key. */
   keyed(opts?: { credits?: number; rateLimitPerMinute?: number; maxConcurrency?: number }): Promise<{ workspaceId: string; headers: Record<string, string> }>;
   call(method: InjectOptions['method'], url: string, opts?: { headers?: Record<string, string>; body?: unknown }): Promise<Answer>;
@@ -54,6 +60,7 @@ export async function startRouteApp(
   if (!options.sql) await migrate(sql);
   const store = new EventStore(sql, INLINE_PROJECTIONS);
   const ledger = new Ledger(store);
+  const readModels = new ReadModels(sql);
   const sandbox = await startSandbox({ host: '127.0.0.1', port: 0 });
   const config = loadConfig({ ADMIN_TOKEN, LOG_LEVEL: 'silent', SOURCE_URL: sandbox.url, SOURCE_TIMEOUT_MS: String(SOURCE_TIMEOUT_MS), ...options.env });
   const redis = options.redisLimits && config.redis ? createRedisConnection(config.redis) : undefined;
@@ -66,10 +73,15 @@ export async function startRouteApp(
   const keyUse = new KeyUseRecorder(sql);
   const rateLimiter = redis ? createRedisRateLimiter(redis) : createMemoryRateLimiter();
   const slots = redis ? createRedisConcurrencySlots(redis, { leaseMs: config.concurrencyLeaseMs }) : createMemoryConcurrencySlots({ leaseMs: config.concurrencyLeaseMs });
+  const workspaces = new Workspaces(store);
+  const keys = new Keys(store, authenticator);
   const app = await buildApp({
     config,
     store,
     ledger,
+    workspaces,
+    keys,
+    readModels,
     lookups: new LookupService(sql, ledger, createHttpSource({ baseUrl: sandbox.url, timeoutMs: SOURCE_TIMEOUT_MS })),
     authenticator,
     keyUse,
@@ -84,9 +96,12 @@ export async function startRouteApp(
   return {
     app,
     ledger,
+    readModels,
+    workspaces,
+    keys,
     async keyed({ credits = 100, rateLimitPerMinute, maxConcurrency } = {}) {
-      const ws = await ledger.createWorkspace({ name: 'route test', credits, maxConcurrency });
-      const key = await ledger.createKey(ws.id, { rateLimitPerMinute });
+      const ws = await workspaces.create({ name: 'route test', credits, maxConcurrency });
+      const key = await keys.create(ws.id, { rateLimitPerMinute });
       return { workspaceId: ws.id, headers: { authorization: `Bearer ${key.key}` } };
     },
     async call(method, url, { headers = {}, body } = {}) {
@@ -94,7 +109,7 @@ export async function startRouteApp(
       return (await app.inject({ method, url, headers, ...json })) as Answer;
     },
     async balance(workspaceId) {
-      return (await ledger.getWorkspace(workspaceId))!.balance;
+      return (await workspaces.get(workspaceId))!.balance;
     },
     async close() {
       await app.close();

@@ -3,7 +3,8 @@ import { ApiError, errorBody, type Detail } from '../../../contracts/errors';
 import { BALANCE_MAX } from '../../../contracts/http';
 import { unsupportedContentTypeDetail } from '../../../contracts/validation';
 import { DatabaseUnavailableError } from '../../eventstore/unavailable';
-import { BalanceLimitError, UnknownKeyError, UnknownWorkspaceError } from '../../ledger/ledger';
+import { UnknownKeyError } from '../../keys/revoke-key';
+import { BalanceLimitError, UnknownWorkspaceError } from '../../ledger/ledger';
 import { LimiterUnavailableError } from '../../limits/limiter-unavailable';
 import { MALFORMED_REQUEST } from '../client-errors';
 import type { AppDeps, RequestArea } from '../deps';
@@ -64,14 +65,14 @@ export interface RenderedError {
  * and the balance of the caller's workspace is read when a key names one (docs/api.md
  * "Errors": `credits_remaining` is null only where no workspace is known).
  */
-export async function renderError(deps: Pick<AppDeps, 'config' | 'ledger'>, req: FastifyRequest, apiError: ApiError): Promise<RenderedError> {
+export async function renderError(deps: Pick<AppDeps, 'config' | 'readModels'>, req: FastifyRequest, apiError: ApiError): Promise<RenderedError> {
   req.errorAnswer = { code: apiError.code, creditsCharged: apiError.billing?.charged ?? 0 };
   const headers: Record<string, string> = {};
   if (apiError.retryAfterSeconds !== undefined) headers['retry-after'] = String(apiError.retryAfterSeconds);
   let remaining: number | null = apiError.billing?.balance ?? null;
   if (remaining === null && req.apiKey) {
     // The answer goes out without the balance rather than not at all (the database may be away).
-    remaining = await deps.ledger.balance(req.apiKey.workspaceId).catch((err: unknown) => {
+    remaining = await deps.readModels.balance(req.apiKey.workspaceId).catch((err: unknown) => {
       req.log.warn({ err }, 'balance unreadable for the error answer');
       return null;
     });
@@ -94,7 +95,7 @@ export async function renderError(deps: Pick<AppDeps, 'config' | 'ledger'>, req:
 }
 
 /** Logs what is ours to look at, then answers in the envelope. */
-export async function sendError(deps: Pick<AppDeps, 'config' | 'ledger'>, req: FastifyRequest, reply: FastifyReply, error: unknown, apiError: ApiError) {
+export async function sendError(deps: Pick<AppDeps, 'config' | 'readModels'>, req: FastifyRequest, reply: FastifyReply, error: unknown, apiError: ApiError) {
   if (apiError.code === 'internal_error') req.log.error({ err: error }, 'internal error');
   else if (apiError.code === 'service_unavailable') req.log.warn({ err: error }, 'dependency unavailable');
   const rendered = await renderError(deps, req, apiError);

@@ -4,9 +4,9 @@ import { ledgerExportPage, statement, usageExport, workspaceAt } from '../../fin
 import { forwardPeriod, statementCsv, statementCsvFileName } from '../../finance/statement';
 import { UnknownWorkspaceError } from '../../ledger/ledger';
 import { BalanceThresholds } from '../../alerts/balance-alerts';
-import { runAudit } from '../../projections/audit-runner';
-import { AuditJobStore } from '../../projections/audit-job-store';
-import { AuditJobs, FINISHED_AUDIT_JOBS_KEPT } from '../../projections/audit-jobs';
+import { runAudit } from '../../audit/audit-runner';
+import { AuditJobStore } from '../../audit/audit-job-store';
+import { AuditJobs, FINISHED_AUDIT_JOBS_KEPT } from '../../audit/audit-jobs';
 import { route } from '../http/route';
 import { DEPS_PLUGIN } from '../plugins/deps';
 
@@ -18,7 +18,7 @@ import { DEPS_PLUGIN } from '../plugins/deps';
 export const adminRoutes = fp(
   async (app) => {
     const { deps } = app;
-    const { ledger } = deps;
+    const { ledger, workspaces, keys, readModels } = deps;
     const heartbeatTimeoutMs = deps.config.auditHeartbeatTimeoutMs;
     const thresholds = new BalanceThresholds(deps.store);
     const audits = new AuditJobs(
@@ -30,47 +30,43 @@ export const adminRoutes = fp(
     app.addHook('onClose', async () => audits.stop());
 
     route(app, 'adminCreateWorkspace', async ({ body }) => {
-      const ws = await ledger.createWorkspace({ name: body.name, credits: body.credits, maxConcurrency: body.max_concurrency });
+      const ws = await workspaces.create({ name: body.name, credits: body.credits, maxConcurrency: body.max_concurrency });
       return { id: ws.id, name: ws.name, balance: ws.balance, max_concurrency: ws.max_concurrency };
     });
 
     route(app, 'adminGetWorkspace', async ({ params, query }) => {
       if (query.as_of !== undefined) return (await workspaceAt(deps.store.sql, params.id, query.as_of)).workspace;
-      const ws = await ledger.getWorkspace(params.id);
+      const ws = await workspaces.get(params.id);
       if (!ws) throw new UnknownWorkspaceError(params.id);
       return { ...ws, low_balance_threshold: await thresholds.get(params.id) };
     });
 
     route(app, 'adminPatchWorkspace', async ({ params, body }) => {
-      if (!(await ledger.getWorkspace(params.id))) throw new UnknownWorkspaceError(params.id);
+      if (!(await workspaces.get(params.id))) throw new UnknownWorkspaceError(params.id);
       if (body.low_balance_threshold !== undefined) await thresholds.set(params.id, body.low_balance_threshold, 'operator');
       if (body.max_concurrency !== undefined) {
-        await ledger.changeLimits(params.id, body.max_concurrency);
+        await workspaces.changeLimits(params.id, body.max_concurrency);
         deps.authenticator.forget(params.id);
       }
-      return { ...(await ledger.getWorkspace(params.id))!, low_balance_threshold: await thresholds.get(params.id) };
+      return { ...(await workspaces.get(params.id))!, low_balance_threshold: await thresholds.get(params.id) };
     });
 
     route(app, 'adminGrantCredits', async ({ params, body }) => ledger.grantCredits(params.id, body.amount, body.reason));
 
     route(app, 'adminCreateKey', async ({ params, body }) =>
-      ledger.createKey(params.id, { name: body.name, rateLimitPerMinute: body.rate_limit_per_minute }),
+      keys.create(params.id, { name: body.name, rateLimitPerMinute: body.rate_limit_per_minute }),
     );
 
-    route(app, 'adminListKeys', async ({ params }) => ({ data: await ledger.listKeys(params.id) }));
+    route(app, 'adminListKeys', async ({ params }) => ({ data: await keys.list(params.id) }));
 
-    route(app, 'adminRevokeKey', async ({ params }) => {
-      const revoked = await ledger.revokeKey(params.id);
-      await deps.authenticator.revoked(params.id);
-      return revoked;
-    });
+    route(app, 'adminRevokeKey', async ({ params }) => keys.revoke(params.id));
 
     route(app, 'adminUsage', async ({ params, query }) => ({
-      data: await ledger.usage(params.id, { keyId: query.key_id, from: query.from, to: query.to }),
+      data: await readModels.usage(params.id, { keyId: query.key_id, from: query.from, to: query.to }),
     }));
 
     route(app, 'adminLedger', async ({ params, query }) => {
-      if (query.as_of === undefined) return ledger.ledgerEntries(params.id, { requestId: query.request_id, after: query.after, limit: query.limit });
+      if (query.as_of === undefined) return readModels.ledgerEntries(params.id, { requestId: query.request_id, after: query.after, limit: query.limit });
       // As it stood then: replayed from the log, then filtered and paged like the ledger view.
       const { ledger: lines } = await workspaceAt(deps.store.sql, params.id, query.as_of);
       const matching = lines.filter((l) => l.position > (query.after ?? 0) && (query.request_id === undefined || l.request_id === query.request_id));

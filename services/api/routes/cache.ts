@@ -11,7 +11,7 @@ export const cacheRoutes = fp(
   async (app) => {
     const { deps } = app;
     const answer = async (req: FastifyRequest, reply: FastifyReply, data: unknown) => {
-      const remaining = (await deps.ledger.balance(req.apiKey!.workspaceId)) ?? 0;
+      const remaining = (await deps.readModels.balance(req.apiKey!.workspaceId)) ?? 0;
       reply.header('X-Credits-Charged', 0).header('X-Credits-Remaining', remaining);
       return { data, meta: { request_id: req.id, credits_charged: 0, credits_remaining: remaining } };
     };

@@ -1,5 +1,6 @@
 import { consoleRoutes } from '../../console-web/plugin';
 import { adminRoutes } from './admin';
+import { batchRoutes } from './batch';
 import { cacheRoutes } from './cache';
 import { lookupRoutes } from './lookups';
 import { metaRoutes } from './meta';
@@ -8,4 +9,4 @@ import { paymentRefusalsRecorder } from '../../alerts/payment-refusals';
 
 /** Every route plugin; each registers its rows of the route table (contracts/endpoints.ts). */
 /** The console (services/console-web) registers its own pages and /console/v1 calls. */
-export const routePlugins = [metaRoutes, lookupRoutes, cacheRoutes, adminRoutes, consoleRoutes, metricsRoutes, paymentRefusalsRecorder];
+export const routePlugins = [metaRoutes, lookupRoutes, batchRoutes, cacheRoutes, adminRoutes, consoleRoutes, metricsRoutes, paymentRefusalsRecorder];

@@ -1,114 +1,49 @@
 import fp from 'fastify-plugin';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../../contracts/errors';
-import { endpoint, type EndpointId } from '../../../contracts/endpoints';
-import { idempotencyKeyProblem } from '../../../contracts/validation';
-import { fingerprint, isStoredOutcome, type StoredResponse } from '../../idempotency/idempotency';
-import type { Caller, LookupResult } from '../../lookup/lookup-service';
-import { parseCompanyReference, parseDomain, parsePersonReference } from '../../lookup/references';
+import { isStoredOutcome, type StoredResponse } from '../../idempotency/idempotency';
+import type { LookupResult } from '../../lookup/lookup-service';
 import { renderError, toApiError } from '../http/errors';
+import { answerOnce } from '../http/idempotent-answer';
+import { LOOKUP_CALLS, type LookupCall, type LookupEndpointId } from '../lookup-calls';
 import { route } from '../http/route';
 import { DEPS_PLUGIN } from '../plugins/deps';
-
-/** Headers an idempotent replay repeats from the original answer. */
-const REPLAYED_HEADERS = ['x-request-id', 'x-credits-charged', 'x-credits-remaining', 'x-cache', 'age'];
 
 /** The charged lookups and search. */
 export const lookupRoutes = fp(
   async (app) => {
     const { lookups } = app.deps;
 
-    route(app, 'lookupCompany', async ({ req, reply, body, json }) => {
-      const parsed = parseCompanyReference(body.url);
-      if (!parsed.ok) throw new ApiError('invalid_company_reference');
-      return runLookup(app, req, reply, 'lookupCompany', json, (caller) => lookups.company(caller, parsed.ref, body.max_age));
-    });
-
-    route(app, 'lookupDomain', async ({ req, reply, body, json }) => {
-      const parsed = parseDomain(body.domain);
-      if (!parsed.ok) throw new ApiError('invalid_domain');
-      return runLookup(app, req, reply, 'lookupDomain', json, (caller) => lookups.domain(caller, parsed.domain, body.max_age));
-    });
-
-    route(app, 'lookupPerson', async ({ req, reply, body, json }) => {
-      const parsed = parsePersonReference(body.url);
-      if (!parsed.ok) throw new ApiError('invalid_person_reference');
-      return runLookup(app, req, reply, 'lookupPerson', json, (caller) => lookups.person(caller, parsed.ref, body.max_age));
-    });
-
-    route(app, 'search', async ({ req, reply, body, json }) =>
-      runLookup(app, req, reply, 'search', json, (caller) => lookups.search(caller, body.query, body.limit, body.max_age)),
-    );
+    // The reference is judged first: a malformed one is a 400 before the Idempotency-Key is looked at.
+    const answer = (req: FastifyRequest, reply: FastifyReply, id: LookupEndpointId, json: unknown, call: LookupCall) =>
+      answerOnce(app, req, reply, id, json, () => runLookup(app, req, call));
+    route(app, 'lookupCompany', async ({ req, reply, body, json }) => answer(req, reply, 'lookupCompany', json, LOOKUP_CALLS.lookupCompany(lookups, body)));
+    route(app, 'lookupDomain', async ({ req, reply, body, json }) => answer(req, reply, 'lookupDomain', json, LOOKUP_CALLS.lookupDomain(lookups, body)));
+    route(app, 'lookupPerson', async ({ req, reply, body, json }) => answer(req, reply, 'lookupPerson', json, LOOKUP_CALLS.lookupPerson(lookups, body)));
+    route(app, 'search', async ({ req, reply, body, json }) => answer(req, reply, 'search', json, LOOKUP_CALLS.search(lookups, body)));
   },
   { name: 'routes-lookups', dependencies: [DEPS_PLUGIN] },
 );
 
 /**
- * Admission and bookkeeping shared by every charged call: load shedding, Idempotency-Key,
- * the workspace's concurrency slot, then the lookup, then the answer (stored for replay when
- * it is definitive).
+ * One lookup of a single call: the workspace's concurrency slot, the lookup, its answer (an error
+ * the lookup settled is answered here, with its billing, so that a 404 is kept for replay).
  */
-async function runLookup(
-  app: FastifyInstance,
-  req: FastifyRequest,
-  reply: FastifyReply,
-  endpointId: EndpointId,
-  /** The body as sent: the Idempotency-Key fingerprint compares it canonically. */
-  json: unknown,
-  lookup: (caller: Caller) => Promise<LookupResult>,
-) {
-  const { deps, shedder } = app;
+async function runLookup(app: FastifyInstance, req: FastifyRequest, call: LookupCall): Promise<StoredResponse> {
+  const { deps } = app;
   const key = req.apiKey!;
-  const idempotencyKey = headerValue(req.headers['idempotency-key']);
-  const keyProblem = idempotencyKeyProblem(idempotencyKey);
-  if (keyProblem) throw new ApiError('invalid_request', { details: [keyProblem] });
-  if (!shedder.tryEnter()) throw new ApiError('no_capacity');
-
-  let token: string | undefined;
-  let slot: Awaited<ReturnType<typeof deps.slots.acquire>> = null;
+  const slot = await deps.slots.acquire(`ws:${key.workspaceId}`, key.maxConcurrency);
+  if (!slot) throw new ApiError('concurrency_limited', { retryAfterSeconds: 1 });
   try {
-    if (idempotencyKey !== undefined) {
-      const begun = await deps.idempotency.begin(key.workspaceId, idempotencyKey, fingerprint(endpoint(endpointId).path, json));
-      if (begun.kind === 'replay') return replay(reply, begun.response);
-      if (begun.kind === 'in_use') throw new ApiError('idempotency_key_in_use', { retryAfterSeconds: 1 });
-      if (begun.kind === 'reused') throw new ApiError('idempotency_key_reused');
-      token = begun.token;
-    }
-
-    slot = await deps.slots.acquire(`ws:${key.workspaceId}`, key.maxConcurrency);
-    if (!slot) throw new ApiError('concurrency_limited', { retryAfterSeconds: 1 });
-    let response: StoredResponse;
-    try {
-      response = success(req.id, await lookup({ requestId: req.id, workspaceId: key.workspaceId, keyId: key.keyId }));
-    } catch (err) {
-      const apiError = toApiError(err, 'lookup');
-      if (!isStoredOutcome(apiError.status)) throw apiError;
-      const rendered = await renderError(deps, req, apiError);
-      response = { status: rendered.status, body: rendered.body, headers: { ...rendered.headers, 'x-request-id': req.id } };
-    }
-    if (token !== undefined) {
-      // The answer is decided and its money recorded: it goes out even if it cannot be kept for
-      // replay (the database went away just now). Not abandoned either: the key stays locked
-      // until its TTL lapses rather than let a retry pay a second time at once.
-      await deps.idempotency
-        .complete(key.workspaceId, idempotencyKey!, token, response)
-        .catch((err: unknown) => req.log.error({ err }, 'answer not stored for Idempotency-Key replay'));
-      token = undefined;
-    }
-    return reply.status(response.status).headers(response.headers).send(response.body);
+    return success(req.id, await call({ requestId: req.id, workspaceId: key.workspaceId, keyId: key.keyId }));
+  } catch (err) {
+    const apiError = toApiError(err, 'lookup');
+    if (!isStoredOutcome(apiError.status)) throw apiError;
+    const rendered = await renderError(deps, req, apiError);
+    return { status: rendered.status, body: rendered.body, headers: { ...rendered.headers, 'x-request-id': req.id } };
   } finally {
-    shedder.leave();
-    // Cleanup never replaces the answer already decided: each step is tried on its own and a
-    // failure is only logged. A slot not released frees when its lease lapses
-    // (CONCURRENCY_LEASE_MS); an Idempotency-Key not abandoned runs anew after IDEMPOTENCY_LOCK_TTL_MS.
-    await Promise.all([
-      slot?.release().catch((err) => req.log.warn({ err }, 'concurrency slot not released; it frees when its lease lapses')),
-      token === undefined
-        ? undefined
-        : deps.idempotency
-            .abandon(key.workspaceId, idempotencyKey!, token)
-            .catch((err) => req.log.warn({ err }, 'Idempotency-Key not abandoned; it runs anew once its lock lapses')),
-    ]);
+    // A slot not released frees when its lease lapses (CONCURRENCY_LEASE_MS); the answer stands.
+    await slot.release().catch((err) => req.log.warn({ err }, 'concurrency slot not released; it frees when its lease lapses'));
   }
 }
 
@@ -137,11 +72,3 @@ function success(requestId: string, { answer, billing }: LookupResult): StoredRe
     },
   };
 }
-
-function replay(reply: FastifyReply, stored: StoredResponse) {
-  const headers: Record<string, string> = { 'idempotent-replayed': 'true' };
-  for (const name of REPLAYED_HEADERS) if (stored.headers[name] !== undefined) headers[name] = stored.headers[name]!;
-  return reply.status(stored.status).headers(headers).send(stored.body);
-}
-
-const headerValue = (v: string | string[] | undefined) => (Array.isArray(v) ? v.join(',') : v);

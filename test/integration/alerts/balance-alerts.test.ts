@@ -12,8 +12,10 @@ import { migrate } from '../../../services/eventstore/migrate';
 import type { Sql } from '../../../services/eventstore/sql';
 import { createPgSql } from '../../../services/eventstore/sql-pg';
 import { catchUpToNow } from '../../../services/eventstore/subscription';
+import { Keys } from '../../../services/keys/keys';
 import { Ledger } from '../../../services/ledger/ledger';
-import { membersStream } from '../../../services/members/members';
+import { Workspaces } from '../../../services/workspaces/workspaces';
+import { membersStream } from '../../../services/members/membership';
 import { sha256Hex } from '../../../services/members/rules';
 import { INLINE_PROJECTIONS } from '../../../services/projections/inline';
 import { createTestDatabase, serverUrl, type TestDatabase } from '../../support/servers';
@@ -48,12 +50,12 @@ describe.runIf(serverUrl('postgres'))('balance alerts on PostgreSQL, two instanc
     Promise.all(stores.map((store) => catchUpToNow(store, balanceAlertsHandler(store, { consoleUrl: () => 'http://console.test/console/overview', logger: silent }))));
 
   async function withOwner(name: string, credits: number, owner: string) {
-    const ws = await ledger.createWorkspace({ name, credits });
+    const ws = await new Workspaces(stores[0]!).create({ name, credits });
     await stores[0]!.append(membersStream(ws.id), [
       newEvent('MemberInvited', { workspace_id: ws.id, invitation_id: `inv_${ws.id.slice(3)}`, email: owner, role: 'owner', token_hash: sha256Hex(ws.id), expires_at: '2999-01-01T00:00:00.000Z', actor: 'operator' }),
       newEvent('InvitationAccepted', { workspace_id: ws.id, invitation_id: `inv_${ws.id.slice(3)}`, member_id: `mem_${ws.id.slice(3)}`, email: owner, role: 'owner', actor: `mem_${ws.id.slice(3)}` }),
     ]);
-    const key = await ledger.createKey(ws.id, {});
+    const key = await new Keys(stores[0]!, { revoked: async () => {} }).create(ws.id, {});
     const charge = (credits: number) => ledger.charge({ workspaceId: ws.id, requestId: newRequestId(), keyId: key.id, operation: 'company', credits });
     return { id: ws.id, charge };
   }

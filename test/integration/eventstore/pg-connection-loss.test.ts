@@ -12,9 +12,9 @@ import { migrate } from '../../../services/eventstore/migrate';
 import type { Sql } from '../../../services/eventstore/sql';
 import { createPgSql } from '../../../services/eventstore/sql-pg';
 import { DatabaseUnavailableError } from '../../../services/eventstore/unavailable';
-import { Ledger } from '../../../services/ledger/ledger';
 import { INLINE_PROJECTIONS } from '../../../services/projections/inline';
 import { createTestDatabase, serverUrl, type TestDatabase } from '../../support/servers';
+import { accountsOf } from '../../support/accounts';
 
 const databaseUrl = serverUrl('postgres');
 
@@ -137,9 +137,9 @@ describe.skipIf(!databaseUrl)('pg adapter: connections lost', () => {
 
   it('the key set is rebuilt when LISTEN is back: a key created meanwhile is listed, one revoked meanwhile drops out, and none is refused while it is down', async () => {
     await migrate(sql);
-    const ledger = new Ledger(new EventStore(sql, INLINE_PROJECTIONS));
-    const ws = await ledger.createWorkspace({ name: 'key-set-rebuild', credits: 1 });
-    const toRevoke = await ledger.createKey(ws.id, {});
+    const accounts = accountsOf(new EventStore(sql, INLINE_PROJECTIONS));
+    const ws = await accounts.workspaces.create({ name: 'key-set-rebuild', credits: 1 });
+    const toRevoke = await accounts.keys.create(ws.id, {});
     const authenticator = new KeyAuthenticator(sql);
     await authenticator.start();
     const database = (await admin.query<{ name: string }>('SELECT current_database() AS name')).rows[0]!.name;
@@ -153,8 +153,8 @@ describe.skipIf(!databaseUrl)('pg adapter: connections lost', () => {
       allowed = false;
       await terminate('LISTEN api_key_changes%');
       expect(await until(async () => (await authenticator.screen(generateApiKey())) === 'unsure')).toBe(true);
-      const created = await ledger.createKey(ws.id, {});
-      await ledger.revokeKey(toRevoke.id);
+      const created = await accounts.keys.create(ws.id, {});
+      await accounts.keys.revoke(toRevoke.id);
       // Never refused on the set's word while it cannot vouch: the database decides.
       expect(await authenticator.screen(created.key)).toBe('unsure');
       expect((await authenticator.authenticate(created.key))?.keyId).toBe(created.id);
@@ -173,9 +173,9 @@ describe.skipIf(!databaseUrl)('pg adapter: connections lost', () => {
 
   it('key authentication trusts no cached answer while its LISTEN connection is down', async () => {
     await migrate(sql);
-    const ledger = new Ledger(new EventStore(sql, INLINE_PROJECTIONS));
-    const ws = await ledger.createWorkspace({ name: 'listen-loss', credits: 1 });
-    const { id, key } = await ledger.createKey(ws.id, {});
+    const accounts = accountsOf(new EventStore(sql, INLINE_PROJECTIONS));
+    const ws = await accounts.workspaces.create({ name: 'listen-loss', credits: 1 });
+    const { id, key } = await accounts.keys.create(ws.id, {});
     const authenticator = new KeyAuthenticator(sql);
     await authenticator.start();
     const database = (await admin.query<{ name: string }>('SELECT current_database() AS name')).rows[0]!.name;

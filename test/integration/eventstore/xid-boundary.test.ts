@@ -24,6 +24,7 @@ import { topicNames } from '../../../services/relay/routing';
 import { privateServersAvailable, startPrivatePostgres, type PrivatePostgres } from '../../support/private-servers';
 import { serverUrl } from '../../support/servers';
 import { readWholeTopic } from '../relay/kafka-support';
+import { accountsOf } from '../../support/accounts';
 
 const BOUNDARY = 100_000n;
 /** Pages far smaller than the backlog on either side of the boundary. */
@@ -78,11 +79,12 @@ describe.skipIf(!canStartPostgres || !kafkaBrokers)('global order across transac
     await migrate(sql);
     store = new EventStore(sql, INLINE_PROJECTIONS);
     const ledger = new Ledger(store);
+    const accounts = accountsOf(store);
 
     const keys: { workspaceId: string; keyId: string }[] = [];
     for (let i = 0; i < 3; i++) {
-      const ws = await ledger.createWorkspace({ name: `boundary ${i}`, credits: 1_000_000 });
-      const key = await ledger.createKey(ws.id, { name: `key ${i}` });
+      const ws = await accounts.workspaces.create({ name: `boundary ${i}`, credits: 1_000_000 });
+      const key = await accounts.keys.create(ws.id, { name: `key ${i}` });
       keys.push({ workspaceId: ws.id, keyId: key.id });
     }
     const newestXid = async () => BigInt((await sql.query<{ xid: string }>('SELECT max(transaction_id)::text AS xid FROM events')).rows[0]!.xid);

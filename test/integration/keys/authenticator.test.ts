@@ -2,7 +2,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Logger } from '../../../services/common/log';
 import { KeyAuthenticator, type RevocationMarks } from '../../../services/keys/authenticator';
 import { generateApiKey } from '../../../services/keys/key-material';
-import type { Ledger } from '../../../services/ledger/ledger';
 import { recordingSql, type RecordedStatement } from '../../support/recording-sql';
 import { ledgerBackends, type OpenBackend } from '../ledger/backends';
 
@@ -43,7 +42,6 @@ const keyReads = (queries: RecordedStatement[]) => queries.filter((q) => q.text.
 
 describe.each(ledgerBackends())('key authenticator on $name', (backendDef) => {
   let backend: OpenBackend;
-  let ledger: Ledger;
   let queries: RecordedStatement[];
   let marks: ReturnType<typeof memoryMarks>;
   let log: ReturnType<typeof keptLog>;
@@ -53,7 +51,6 @@ describe.each(ledgerBackends())('key authenticator on $name', (backendDef) => {
 
   beforeAll(async () => {
     backend = await backendDef.open();
-    ledger = backend.ledger;
     const recording = recordingSql(backend.sql);
     queries = recording.queries;
     marks = memoryMarks();
@@ -70,8 +67,8 @@ describe.each(ledgerBackends())('key authenticator on $name', (backendDef) => {
   });
 
   async function newKey(maxConcurrency = 4) {
-    const ws = await ledger.createWorkspace({ name: 'Keys', maxConcurrency });
-    const created = await ledger.createKey(ws.id, { rateLimitPerMinute: 90 });
+    const ws = await backend.workspaces.create({ name: 'Keys', maxConcurrency });
+    const created = await backend.keys.create(ws.id, { rateLimitPerMinute: 90 });
     return { ws, ...created };
   }
 
@@ -90,7 +87,7 @@ describe.each(ledgerBackends())('key authenticator on $name', (backendDef) => {
     const { id, key } = await newKey();
     expect(await other.authenticate(key)).not.toBeNull();
     expect(other.isCached(key)).toBe(true);
-    await ledger.revokeKey(id);
+    await backend.keys.revoke(id);
     await eventually(async () => !other.isCached(key), 'the revocation notification reaches the other instance');
     expect(await other.authenticate(key)).toBeNull();
   });
@@ -98,7 +95,7 @@ describe.each(ledgerBackends())('key authenticator on $name', (backendDef) => {
   it('given a cached key whose workspace limits change, when the notification arrives, then the new limit is read', async () => {
     const { ws, key } = await newKey(4);
     expect((await other.authenticate(key))?.maxConcurrency).toBe(4);
-    await ledger.changeLimits(ws.id, 2);
+    await backend.workspaces.changeLimits(ws.id, 2);
     await eventually(async () => (await other.authenticate(key))?.maxConcurrency === 2, 'the limit change reaches the other instance');
   });
 
@@ -114,7 +111,7 @@ describe.each(ledgerBackends())('key authenticator on $name', (backendDef) => {
     expect(keyReads(queries) - before).toBe(1);
 
     // Revoked in the database, and this instance told as the admin API tells it.
-    await ledger.revokeKey(id);
+    await backend.keys.revoke(id);
     await authenticator.revoked(id);
     expect(authenticator.isCached(key)).toBe(false);
     expect(await authenticator.authenticate(key)).toBeNull();
@@ -124,8 +121,8 @@ describe.each(ledgerBackends())('key authenticator on $name', (backendDef) => {
     const recent = await newKey();
     const old = await newKey();
     const valid = await newKey();
-    await ledger.revokeKey(recent.id);
-    await ledger.revokeKey(old.id);
+    await backend.keys.revoke(recent.id);
+    await backend.keys.revoke(old.id);
     // Revoked before any mark could still live (marks last twice the 60 s key cache).
     await backend.sql.query(`UPDATE api_keys SET revoked_at = now() - interval '121 seconds' WHERE id = $1`, [old.id]);
     expect(await marks.isMarked(recent.id)).toBe(false);
@@ -177,10 +174,10 @@ describe.each(ledgerBackends())('key authenticator on $name', (backendDef) => {
   });
 
   it('given a key created through another instance a moment ago, when screened right after the creation commits, then it is listed, every time', async () => {
-    const elsewhere = backend.anotherLedger();
-    const ws = await elsewhere.createWorkspace({ name: 'Elsewhere' });
+    const elsewhere = backend.another();
+    const ws = await elsewhere.workspaces.create({ name: 'Elsewhere' });
     for (let i = 0; i < 20; i++) {
-      const { id, key } = await elsewhere.createKey(ws.id, {});
+      const { id, key } = await elsewhere.keys.create(ws.id, {});
       expect(await authenticator.screen(key), `key ${i}`).toBe('listed');
       expect((await authenticator.authenticate(key))?.keyId).toBe(id);
     }
@@ -189,7 +186,7 @@ describe.each(ledgerBackends())('key authenticator on $name', (backendDef) => {
   it('given a revoked key, when an instance starts, then its set leaves the key out and holds the valid ones', async () => {
     const revoked = await newKey();
     const valid = await newKey();
-    await ledger.revokeKey(revoked.id);
+    await backend.keys.revoke(revoked.id);
     const recording = recordingSql(backend.sql);
     const starting = new KeyAuthenticator(recording.sql);
     await starting.start();

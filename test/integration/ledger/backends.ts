@@ -11,18 +11,24 @@ import { createPgSql } from '../../../services/eventstore/sql-pg';
 import { createPgliteSql } from '../../../services/eventstore/sql-pglite';
 import { Ledger } from '../../../services/ledger/ledger';
 import { INLINE_PROJECTIONS } from '../../../services/projections/inline';
+import { accountsOf } from '../../support/accounts';
 import { createTestDatabase, serverUrl } from '../../support/servers';
 
 export interface OpenBackend {
   sql: Sql;
   store: EventStore;
   ledger: Ledger;
+  workspaces: ReturnType<typeof accountsOf>['workspaces'];
+  keys: ReturnType<typeof accountsOf>['keys'];
+  reads: ReturnType<typeof accountsOf>['reads'];
   /**
    * Another service instance on the same database: on PostgreSQL its own pool (its own
    * connections, so its transactions really race); on PGlite, which has one connection, a
    * second Ledger over the same database.
    */
   anotherLedger(): Ledger;
+  /** Another instance's workspaces, keys and reads (as anotherLedger). */
+  another(): ReturnType<typeof accountsOf>;
   cleanup(): Promise<void>;
 }
 
@@ -31,10 +37,10 @@ export interface Backend {
   open(): Promise<OpenBackend>;
 }
 
-async function wire(sql: Sql): Promise<{ store: EventStore; ledger: Ledger }> {
+async function wire(sql: Sql) {
   await migrate(sql);
   const store = new EventStore(sql, INLINE_PROJECTIONS);
-  return { store, ledger: new Ledger(store) };
+  return { store, ledger: new Ledger(store), ...accountsOf(store) };
 }
 
 export function ledgerBackends(): Backend[] {
@@ -43,8 +49,9 @@ export function ledgerBackends(): Backend[] {
       name: 'PGlite',
       async open() {
         const sql = await createPgliteSql();
-        const { store, ledger } = await wire(sql);
-        return { sql, store, ledger, anotherLedger: () => new Ledger(new EventStore(sql, INLINE_PROJECTIONS)), cleanup: () => sql.close() };
+        const wired = await wire(sql);
+        const anotherStore = () => new EventStore(sql, INLINE_PROJECTIONS);
+        return { sql, ...wired, anotherLedger: () => new Ledger(anotherStore()), another: () => accountsOf(anotherStore()), cleanup: () => sql.close() };
       },
     },
   ];
@@ -54,17 +61,18 @@ export function ledgerBackends(): Backend[] {
       async open() {
         const db = await createTestDatabase();
         const sql = createPgSql(db.url);
-        const { store, ledger } = await wire(sql);
+        const wired = await wire(sql);
         const others: Sql[] = [];
+        const anotherStore = () => {
+          const other = createPgSql(db.url, { max: 5 });
+          others.push(other);
+          return new EventStore(other, INLINE_PROJECTIONS);
+        };
         return {
           sql,
-          store,
-          ledger,
-          anotherLedger() {
-            const other = createPgSql(db.url, { max: 5 });
-            others.push(other);
-            return new Ledger(new EventStore(other, INLINE_PROJECTIONS));
-          },
+          ...wired,
+          anotherLedger: () => new Ledger(anotherStore()),
+          another: () => accountsOf(anotherStore()),
           async cleanup() {
             for (const other of others) await other.close();
             await sql.close();
@@ -84,16 +92,16 @@ export const hashOf = (value: unknown) => `sha256:${createHash('sha256').update(
  * charges, refunds (whole and partial), uncharged calls, fetched profiles with aliases, an
  * alias moving from one entity to a not-found and back.
  */
-export async function seedWorkload(ledger: Ledger) {
-  const a = await ledger.createWorkspace({ name: 'Acme', credits: 50 });
-  const b = await ledger.createWorkspace({ name: 'Globex', credits: 5, maxConcurrency: 2 });
-  const empty = await ledger.createWorkspace({ name: 'Empty' });
+export async function seedWorkload({ ledger, workspaces, keys }: Pick<OpenBackend, 'ledger' | 'workspaces' | 'keys'>) {
+  const a = await workspaces.create({ name: 'Acme', credits: 50 });
+  const b = await workspaces.create({ name: 'Globex', credits: 5, maxConcurrency: 2 });
+  const empty = await workspaces.create({ name: 'Empty' });
   await ledger.grantCredits(b.id, 20, 'top-up');
-  await ledger.changeLimits(a.id, 4);
-  const keyA = await ledger.createKey(a.id, { name: 'server', rateLimitPerMinute: 120 });
-  const keyA2 = await ledger.createKey(a.id, {});
-  const keyB = await ledger.createKey(b.id, { name: 'batch' });
-  await ledger.revokeKey(keyA2.id);
+  await workspaces.changeLimits(a.id, 4);
+  const keyA = await keys.create(a.id, { name: 'server', rateLimitPerMinute: 120 });
+  const keyA2 = await keys.create(a.id, {});
+  const keyB = await keys.create(b.id, { name: 'batch' });
+  await keys.revoke(keyA2.id);
 
   const fetchedAt = new Date('2025-01-02T03:04:05.000Z').toISOString();
   const profile = (entity: string, name: string, aliases: string[]) => {

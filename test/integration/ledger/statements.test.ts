@@ -16,10 +16,10 @@ describe.each(ledgerBackends())('statements and balances at an instant on $name'
 
   beforeAll(async () => {
     backend = await backendDef.open();
-    const { ledger } = backend;
-    const ws = await ledger.createWorkspace({ name: 'Finance', credits: 100 });
+    const { ledger, workspaces, keys } = backend;
+    const ws = await workspaces.create({ name: 'Finance', credits: 100 });
     workspaceId = ws.id;
-    const key = await ledger.createKey(ws.id, {});
+    const key = await keys.create(ws.id, {});
     const call = async (operation: 'company' | 'domain' | 'person_name', credits: number, refund?: { owed: number; cause: RefundCause }) => {
       const requestId = newRequestId();
       const call = { workspaceId: ws.id, requestId, keyId: key.id, operation };
@@ -95,7 +95,7 @@ describe.each(ledgerBackends())('statements and balances at an instant on $name'
       previousClosing = s.closing_balance;
     }
     expect(seen).toEqual(entries.map((e) => e.position));
-    expect(previousClosing).toBe((await backend.ledger.getWorkspace(workspaceId))!.balance);
+    expect(previousClosing).toBe((await backend.workspaces.get(workspaceId))!.balance);
   });
 
   it('totals a whole period by operation, the not-found settlements as 3 charged and 2 refunded each', async () => {
@@ -125,7 +125,7 @@ describe.each(ledgerBackends())('statements and balances at an instant on $name'
       expect(then.ledger.length).toBeGreaterThanOrEqual(i + 1);
     }
     const now = await workspaceAt(backend.sql, workspaceId, '2999-01-01T00:00:00Z');
-    expect(now.workspace).toEqual(await backend.ledger.getWorkspace(workspaceId));
+    expect(now.workspace).toEqual(await backend.workspaces.get(workspaceId));
     await expect(workspaceAt(backend.sql, workspaceId, '2000-01-01T00:00:00Z')).rejects.toThrow(/workspace/i);
   });
 });

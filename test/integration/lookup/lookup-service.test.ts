@@ -14,10 +14,12 @@ import { createHttpSource } from '../../../services/lookup/source/http-source';
 import { INLINE_PROJECTIONS } from '../../../services/projections/inline';
 import { CHANGING_COMPANY_SLUG } from '../../../services/sandbox/fixed';
 import { startSandbox, type Sandbox } from '../../../services/sandbox/server';
+import { accountsOf } from '../../support/accounts';
 
 const DAY = 86_400;
 let sql: Sql;
 let ledger: Ledger;
+let accounts: ReturnType<typeof accountsOf>;
 let sandbox: Sandbox;
 let lookups: LookupService;
 /** The service's clock, moved forward by tests that need an old cached copy. */
@@ -26,7 +28,9 @@ let now = new Date('2025-06-01T12:00:00.000Z');
 beforeAll(async () => {
   sql = await createPgliteSql();
   await migrate(sql);
-  ledger = new Ledger(new EventStore(sql, INLINE_PROJECTIONS));
+  const store = new EventStore(sql, INLINE_PROJECTIONS);
+  ledger = new Ledger(store);
+  accounts = accountsOf(store);
   sandbox = await startSandbox({ host: '127.0.0.1', port: 0 });
   lookups = new LookupService(sql, ledger, createHttpSource({ baseUrl: sandbox.url, timeoutMs: 1_000 }), () => now);
 }, 60_000);
@@ -38,13 +42,13 @@ afterAll(async () => {
 });
 
 async function workspace(credits: number) {
-  const ws = await ledger.createWorkspace({ name: 'lookup-service test', credits });
+  const ws = await accounts.workspaces.create({ name: 'lookup-service test', credits });
   return { ws, caller: (): Caller => ({ requestId: newRequestId(), workspaceId: ws.id, keyId: 'key_lookupservicetest' }) };
 }
 
 /** The ledger's lines of one request: signed credits by event type. */
 async function ledgerLines(workspaceId: string, requestId: string) {
-  const { data } = await ledger.ledgerEntries(workspaceId, { requestId, limit: 100 });
+  const { data } = await accounts.reads.ledgerEntries(workspaceId, { requestId, limit: 100 });
   return data.map((entry) => [entry.type, entry.credits]);
 }
 
@@ -76,7 +80,7 @@ describe('LookupService', () => {
     const refresh = await lookups.company(caller(), { kind: 'slug', slug: 'acme-robotics-inc' }, DAY);
     expect(refresh.answer.cache).toMatchObject({ status: 'REFRESH', age_seconds: 0 });
     expect(refresh.billing).toEqual({ charged: 1, balance: 7 });
-    expect((await ledger.getWorkspace(ws.id))!.balance).toBe(7);
+    expect((await accounts.workspaces.get(ws.id))!.balance).toBe(7);
   });
 
   it('a domain lookup says which domain it resolved and whether the website confirms it, at 4 credits', async () => {
@@ -140,7 +144,7 @@ describe('LookupService', () => {
         ['LookupCharged', -1],
         ['LookupRefunded', 1],
       ]);
-      expect((await ledger.getWorkspace(ws.id))!.balance).toBe(10);
+      expect((await accounts.workspaces.get(ws.id))!.balance).toBe(10);
       const { rows } = await sql.query<{ settled: boolean; refunded_credits: number }>('SELECT settled, refunded_credits FROM charges WHERE request_id = $1', [call.requestId]);
       expect(rows).toEqual([{ settled: true, refunded_credits: 1 }]);
       // Nothing left for the abandoned-charge sweeper.

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrate } from '../../../services/eventstore/migrate';
-import { audit } from '../../../services/projections/audit';
+import { audit } from '../../../services/audit/audit';
 import { ledgerBackends, seedWorkload, type OpenBackend } from '../ledger/backends';
 
 describe.each(ledgerBackends())('the tamper-evident ledger on $name', (backendDef) => {
@@ -9,7 +9,7 @@ describe.each(ledgerBackends())('the tamper-evident ledger on $name', (backendDe
 
   beforeAll(async () => {
     backend = await backendDef.open();
-    seeded = await seedWorkload(backend.ledger);
+    seeded = await seedWorkload(backend);
   });
   afterAll(async () => backend?.cleanup());
 
@@ -86,7 +86,7 @@ describe.each(ledgerBackends())('the ledger chain migration on $name', (backendD
 
   it('links a log written before chains existed from its first events, then makes it append-only', async () => {
     backend = await backendDef.open();
-    await seedWorkload(backend.ledger);
+    await seedWorkload(backend);
     // The log as it was before: no links, no triggers, the two steps not yet applied.
     await backend.sql.query('DROP TRIGGER events_append_only ON events');
     await backend.sql.query('DROP TRIGGER events_no_truncate ON events');

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newRequestId } from '../../../services/common/ids';
 import type { SqlExecutor } from '../../../services/eventstore/sql';
 import { catchUpToNow } from '../../../services/eventstore/subscription';
-import { audit } from '../../../services/projections/audit';
+import { audit } from '../../../services/audit/audit';
 import { INLINE_TABLES } from '../../../services/projections/inline';
 import { rebuildProjections } from '../../../services/projections/rebuild';
 import { usageProjection } from '../../../services/projections/usage';
@@ -40,8 +40,8 @@ describe.each(ledgerBackends())('rebuilding the projections on $name', (backendD
 
   beforeAll(async () => {
     backend = await backendDef.open();
-    await seedWorkload(backend.ledger);
-    await seedWorkload(backend.ledger);
+    await seedWorkload(backend);
+    await seedWorkload(backend);
     await catchUpToNow(backend.store, usageProjection);
   });
   afterAll(async () => backend?.cleanup());
@@ -79,7 +79,7 @@ describe.each(ledgerBackends())('rebuilding the projections on $name', (backendD
   });
 
   it('leaves the service working on the rebuilt tables, charges racing the rebuild included', async () => {
-    const { a, keyA } = await seedWorkload(backend.ledger);
+    const { a, keyA } = await seedWorkload(backend);
     const instances = [backend.ledger, backend.anotherLedger()];
     const charges = Array.from({ length: 40 }, (_, i) =>
       instances[i % 2]!.charge({ workspaceId: a.id, requestId: newRequestId(), keyId: keyA.id, operation: 'company', credits: 1 }),

@@ -32,6 +32,7 @@ describe.skipIf(!databaseUrl || !kafkaBrokers)('the compacted balances topic', (
   let admin: AdminApi;
   let sql: Sql;
   let ledger: Ledger;
+  let ledgerStore: EventStore;
   let relay: RunningRelay | undefined;
   const workspaceIds: string[] = [];
 
@@ -43,7 +44,8 @@ describe.skipIf(!databaseUrl || !kafkaBrokers)('the compacted balances topic', (
     );
     admin = new AdminApi(server.url);
     sql = createPgSql(db.url);
-    ledger = new Ledger(new EventStore(sql, INLINE_PROJECTIONS));
+    ledgerStore = new EventStore(sql, INLINE_PROJECTIONS);
+    ledger = new Ledger(ledgerStore);
   }, 60_000);
 
   afterAll(async () => {
@@ -67,7 +69,7 @@ describe.skipIf(!databaseUrl || !kafkaBrokers)('the compacted balances topic', (
   }
 
   it('given grants, charges and refunds on several workspaces, when the relay has caught up, then the topic read from the start gives the admin balances', { timeout: 60_000 }, async () => {
-    const workspaces: Workspace[] = await createWorkspaces(ledger, 5);
+    const workspaces: Workspace[] = await createWorkspaces(ledgerStore, 5);
     workspaceIds.push(...workspaces.map((w) => w.id));
     // One through the admin API with no credits at all: its balance, 0, is on the topic too.
     workspaceIds.push((await admin.createWorkspace({ name: 'never funded' })).id);

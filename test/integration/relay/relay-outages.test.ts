@@ -55,7 +55,7 @@ describe.skipIf(!databaseUrl || !kafkaBrokers)('Kafka relay through broker outag
 
   it('waits for a broker that is down at start, with a growing lag, then publishes everything', { timeout: 180_000 }, async () => {
     relay = await startRelay({ store, brokers: [broker.address], topicPrefix, logger: log.logger, backoff: { initialMs: 100, maxMs: 1_000 } });
-    workspaces = await createWorkspaces(ledger, 4);
+    workspaces = await createWorkspaces(store, 4);
     await ledgerRound(ledger, workspaces, 0);
     const written = (await readWholeLog(store)).length;
 

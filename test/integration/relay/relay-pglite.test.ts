@@ -43,7 +43,7 @@ describe.skipIf(!kafkaBrokers)('Kafka relay on PGlite (embedded database)', () =
   it('publishes while the ledger writes, and the ledger topic rebuilds every balance', { timeout: 120_000 }, async () => {
     const ledger = new Ledger(store);
     relay = await startRelay({ store, brokers, topicPrefix, logger: quietLogger, pollIntervalMs: 50 });
-    const workspaces = await createWorkspaces(ledger, 4);
+    const workspaces = await createWorkspaces(store, 4);
     for (let round = 0; round < 5; round++) await ledgerRound(ledger, workspaces, round);
     await relay.settled();
     expect(await relay.lag()).toMatchObject({ events: 0, connected: true });

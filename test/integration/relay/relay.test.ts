@@ -15,6 +15,7 @@ import { RELAY_SUBSCRIPTION, pendingEvents, startRelay, type RelayLogger, type R
 import { topicNames } from '../../../services/relay/routing';
 import { createTestDatabase, serverUrl, type TestDatabase } from '../../support/servers';
 import { readWholeTopic } from './kafka-support';
+import { accountsOf } from '../../support/accounts';
 import {
   appendProfileAndUnknownEvents,
   createWorkspaces,
@@ -60,10 +61,11 @@ describe.skipIf(!databaseUrl || !kafkaBrokers)('Kafka relay on PostgreSQL and a 
   });
 
   it('publishes the whole log: each event on its topic, in log order per key, ledger balances equal to the projection', async () => {
-    workspaces = await createWorkspaces(ledger, 6);
+    workspaces = await createWorkspaces(store, 6);
     for (let round = 0; round < 3; round++) await ledgerRound(ledger, workspaces, round);
-    await ledger.changeLimits(workspaces[0]!.id, 3);
-    await ledger.revokeKey(workspaces[1]!.keyId);
+    const accounts = accountsOf(store);
+    await accounts.workspaces.changeLimits(workspaces[0]!.id, 3);
+    await accounts.keys.revoke(workspaces[1]!.keyId);
     await appendProfileAndUnknownEvents(store);
     const logLength = (await readWholeLog(store)).length;
     expect(await pendingEvents(store)).toMatchObject({ events: logLength, checkpoint: { transactionId: '0', position: 0 } });

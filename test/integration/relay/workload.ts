@@ -7,6 +7,7 @@ import type { RecordedEvent } from '../../../services/eventstore/types';
 import type { Ledger } from '../../../services/ledger/ledger';
 import { foldLedger, parsePublishedEvent } from '../../../services/relay/ledger-balances';
 import { routeOf, type TopicNames } from '../../../services/relay/routing';
+import { accountsOf } from '../../support/accounts';
 import { readWholeTopic, type ReadMessage } from './kafka-support';
 
 export interface Workspace {
@@ -14,11 +15,12 @@ export interface Workspace {
   keyId: string;
 }
 
-export async function createWorkspaces(ledger: Ledger, count: number): Promise<Workspace[]> {
+export async function createWorkspaces(store: EventStore, count: number): Promise<Workspace[]> {
+  const { workspaces, keys } = accountsOf(store);
   const created: Workspace[] = [];
   for (let i = 0; i < count; i++) {
-    const ws = await ledger.createWorkspace({ name: `relay test ${i}`, credits: 50 + i });
-    const key = await ledger.createKey(ws.id, { name: `key ${i}` });
+    const ws = await workspaces.create({ name: `relay test ${i}`, credits: 50 + i });
+    const key = await keys.create(ws.id, { name: `key ${i}` });
     created.push({ id: ws.id, keyId: key.id });
   }
   return created;

@@ -11,6 +11,7 @@ const ENDPOINTS: [string, 'get' | 'post'][] = [
   ['/v1/domain', 'post'],
   ['/v1/person', 'post'],
   ['/v1/search', 'post'],
+  ['/v1/batch', 'post'],
   ['/v1/cache/company', 'post'],
   ['/v1/cache/domain', 'post'],
   ['/v1/cache/person', 'post'],

@@ -23,6 +23,12 @@ describe('create a key', () => {
     expect(event!.data).toMatchObject({ name: null, rate_limit_per_minute: RATE_LIMIT_PER_MINUTE_DEFAULT });
   });
 
+  it('given a console member, when a key is created, then its creator is in the same events (one append, one transaction)', () => {
+    const events = decideCreateKey(true, { keyId: KEY_ID, workspaceId: WS, key: generateApiKey(), createdBy: 'mem_ada' });
+    expect(events.map((e) => e.type)).toEqual(['ApiKeyCreated', 'ApiKeyCreatedBy']);
+    expect(events[1]!.data).toEqual({ key_id: KEY_ID, workspace_id: WS, actor: 'mem_ada' });
+  });
+
   it('given no workspace, when a key is created, then it fails with UnknownWorkspaceError', () => {
     expect(() => decideCreateKey(false, { keyId: KEY_ID, workspaceId: WS, key: generateApiKey() })).toThrow(UnknownWorkspaceError);
   });
@@ -37,6 +43,11 @@ describe('revoke a key', () => {
 
   it('given a revoked key, when revoked again, then nothing is appended', () => {
     expect(decideRevokeKey({ workspaceId: WS, revoked: true }, KEY_ID)).toEqual([]);
+  });
+
+  it('given a key of another workspace, when revoked within this one (the console), then it fails with UnknownKeyError', () => {
+    expect(() => decideRevokeKey({ workspaceId: WS, revoked: false }, KEY_ID, 'ws_01HYYYYYYYYYYYYYYYYYYYYYYY')).toThrow(UnknownKeyError);
+    expect(decideRevokeKey({ workspaceId: WS, revoked: false }, KEY_ID, WS)).toHaveLength(1);
   });
 
   it('given no such key, when revoked, then it fails with UnknownKeyError', () => {

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { afterEach, beforeEach, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { RateLimiter } from '../../../services/limits/rate-limiter';
 
 /**
@@ -110,5 +110,39 @@ export function rateLimiterContract(open: () => Promise<RateLimiterHarness>): vo
   it('rejects a perMinute that is not a positive integer', async () => {
     await expect(h.limiter.take(key('bad'), 0)).rejects.toThrow(RangeError);
     await expect(h.limiter.take(key('bad'), 1.5)).rejects.toThrow(RangeError);
+  });
+
+  describe('takeUpTo (one token per item of a batch)', () => {
+    it('given a full bucket, when 3 tokens are asked for, then all 3 are granted and counted like 3 takes', async () => {
+      const d = await h.limiter.takeUpTo(key('many'), 10, 3);
+      expect(d).toEqual({ allowed: true, granted: 3, limit: 10, remaining: 7, resetSeconds: 18, retryAfterSeconds: 0 });
+    });
+
+    it('given 2 tokens left, when 5 are asked for, then 2 are granted, the bucket is empty and retry-after is one token away', async () => {
+      const bucket = key('partial');
+      await takeN(bucket, 5, 3);
+      const d = await h.limiter.takeUpTo(bucket, 5, 5);
+      expect(d).toEqual({ allowed: false, granted: 2, limit: 5, remaining: 0, resetSeconds: 60, retryAfterSeconds: 12 });
+      expect((await h.limiter.take(bucket, 5)).allowed).toBe(false);
+    });
+
+    it('given an empty bucket, when tokens are asked for, then none is granted and none is taken', async () => {
+      const bucket = key('none');
+      await takeN(bucket, 60, 60);
+      expect(await h.limiter.takeUpTo(bucket, 60, 4)).toMatchObject({ allowed: false, granted: 0, remaining: 0 });
+      await h.advance(1000);
+      expect((await h.limiter.take(bucket, 60)).allowed).toBe(true);
+    });
+
+    it('given parallel batches and single takes, then no more tokens are granted than the bucket holds', async () => {
+      const bucket = key('parallel-many');
+      const asked = await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 === 0 ? h.limiter.takeUpTo(bucket, 50, 7) : h.limiter.take(bucket, 50).then((d) => ({ granted: d.allowed ? 1 : 0 })))));
+      expect(asked.reduce((sum, d) => sum + d.granted, 0)).toBe(50);
+    });
+
+    it('rejects a count that is not 1 to 1000', async () => {
+      await expect(h.limiter.takeUpTo(key('bad'), 10, 0)).rejects.toThrow(RangeError);
+      await expect(h.limiter.takeUpTo(key('bad'), 10, 1001)).rejects.toThrow(RangeError);
+    });
   });
 }

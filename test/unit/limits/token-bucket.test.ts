@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createMemoryRateLimiter } from '../../../services/limits/rate-limiter-memory';
-import { takeToken, UNITS_PER_TOKEN, type BucketState } from '../../../services/limits/token-bucket';
+import { takeToken, takeTokens, UNITS_PER_TOKEN, type BucketState } from '../../../services/limits/token-bucket';
 
 const perMinuteArb = fc.integer({ min: 1, max: 100_000 });
 /** Gaps in ms between successive requests. */
@@ -85,6 +85,32 @@ describe('token bucket arithmetic', () => {
     const d = takeToken({ level: UNITS_PER_TOKEN, atMs: 10_000 }, 5_000, 60);
     expect(d).toMatchObject({ allowed: true, remaining: 0 });
     expect(d.state.level).toBe(0);
+  });
+});
+
+describe('takeTokens: several tokens at once', () => {
+  it('given any bucket, when n tokens are asked for at one instant, then it grants and leaves what n single takes would', () => {
+    fc.assert(
+      fc.property(perMinuteArb, fc.integer({ min: 0, max: 100 }), fc.integer({ min: 1, max: 100 }), (perMinute, used, wanted) => {
+        const start: BucketState = { level: Math.max(0, perMinute - used) * UNITS_PER_TOKEN, atMs: 0 };
+        const many = takeTokens(start, 0, perMinute, wanted);
+        let state = start;
+        let granted = 0;
+        for (let i = 0; i < wanted; i++) {
+          const one = takeToken(state, 0, perMinute);
+          if (one.allowed) granted++;
+          state = one.state;
+        }
+        expect(many.granted).toBe(granted);
+        expect(many.state).toEqual(state);
+        expect(many.allowed).toBe(granted === wanted);
+      }),
+    );
+  });
+
+  it('given 2 tokens left, when 5 are asked for, then 2 are granted and retry-after is the wait for one more', () => {
+    const d = takeTokens({ level: 2 * UNITS_PER_TOKEN, atMs: 0 }, 0, 6, 5);
+    expect(d).toMatchObject({ allowed: false, granted: 2, remaining: 0, retryAfterSeconds: 10, resetSeconds: 60 });
   });
 });
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { RecordedEvent } from '../../../services/eventstore/types';
-import { InsufficientCreditsError, planLedgerWrites, workspacesTouched, type WorkspaceRow } from '../../../services/projections/ledger-plan';
+import type { WorkspaceRow } from '../../../services/ledger/locked-workspace';
+import { InsufficientCreditsError, planLedgerWrites, workspacesTouched } from '../../../services/projections/ledger-plan';
 
 let position = 0;
 const at = new Date('2025-03-04T05:06:07.000Z');

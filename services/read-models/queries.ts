@@ -1,7 +1,8 @@
+import type { EventData } from '../../contracts/events';
 import type { SqlExecutor } from '../eventstore/sql';
 import { UnknownWorkspaceError } from '../ledger/errors';
 
-/** Read models of the admin API and the answer's meta: plain reads of the projection tables. */
+/** Read models of the admin API, the console and the answer's meta: plain reads of the projection tables. */
 
 export interface Workspace {
   id: string;
@@ -54,16 +55,38 @@ export async function keyRevokedAt(sql: SqlExecutor, keyId: string): Promise<str
   return iso(rows[0]?.revoked_at ?? null) ?? undefined;
 }
 
+type LedgerEntryRow = { position: number; type: string; request_id: string | null; key_id: string | null; credits: number; balance_after: number; recorded_at: Date };
+const LEDGER_ENTRY_COLUMNS = 'position, type, request_id, key_id, credits, balance_after, recorded_at';
+const ledgerEntryOf = (r: LedgerEntryRow) => ({
+  ...r,
+  position: Number(r.position),
+  credits: Number(r.credits),
+  balance_after: Number(r.balance_after),
+  recorded_at: iso(r.recorded_at)!,
+});
+
+/** A page of a workspace's ledger lines, optionally of one request, after a position. */
 export async function ledgerEntries(sql: SqlExecutor, workspaceId: string, q: { requestId?: string; after?: number; limit: number }) {
   await requireWorkspace(sql, workspaceId);
-  const { rows } = await sql.query<{ position: number; type: string; request_id: string | null; key_id: string | null; credits: number; balance_after: number; recorded_at: Date }>(
-    `SELECT position, type, request_id, key_id, credits, balance_after, recorded_at FROM ledger_entries
+  const { rows } = await sql.query<LedgerEntryRow>(
+    `SELECT ${LEDGER_ENTRY_COLUMNS} FROM ledger_entries
       WHERE workspace_id = $1 AND ($2::text IS NULL OR request_id = $2) AND position > $3
       ORDER BY position LIMIT $4`,
     [workspaceId, q.requestId ?? null, q.after ?? 0, q.limit + 1],
   );
-  const page = rows.slice(0, q.limit).map((r) => ({ ...r, recorded_at: iso(r.recorded_at)! }));
+  const page = rows.slice(0, q.limit).map(ledgerEntryOf);
   return { data: page, next: rows.length > q.limit ? page[page.length - 1]!.position : null };
+}
+
+/** Ledger lines recorded in [from, to), oldest first (the console's CSV download). */
+export async function ledgerBetween(sql: SqlExecutor, workspaceId: string, from: Date, to: Date) {
+  await requireWorkspace(sql, workspaceId);
+  const { rows } = await sql.query<LedgerEntryRow>(
+    `SELECT ${LEDGER_ENTRY_COLUMNS} FROM ledger_entries
+      WHERE workspace_id = $1 AND recorded_at >= $2 AND recorded_at < $3 ORDER BY position`,
+    [workspaceId, from, to],
+  );
+  return rows.map(ledgerEntryOf);
 }
 
 export async function usage(sql: SqlExecutor, workspaceId: string, q: { keyId?: string; from?: string; to?: string }) {
@@ -76,4 +99,41 @@ export async function usage(sql: SqlExecutor, workspaceId: string, q: { keyId?: 
     [workspaceId, q.keyId ?? null, q.from ?? null, q.to ?? null],
   );
   return rows.map((r) => ({ ...r, day: String(r.day) }));
+}
+
+type Role = EventData<'MemberInvited'>['role'];
+
+/** A workspace's active members and its open invitations, oldest first. */
+export async function listMembers(sql: SqlExecutor, workspaceId: string, now: Date) {
+  const { rows: members } = await sql.query<{ member_id: string; email: string; role: Role; joined_at: Date }>(
+    'SELECT member_id, email, role, joined_at FROM members WHERE workspace_id = $1 AND removed_at IS NULL ORDER BY joined_at, member_id',
+    [workspaceId],
+  );
+  const { rows: invitations } = await sql.query<{ invitation_id: string; email: string; role: Role; invited_by: string; created_at: Date; expires_at: Date }>(
+    `SELECT invitation_id, email, role, invited_by, created_at, expires_at FROM invitations
+      WHERE workspace_id = $1 AND accepted_at IS NULL AND cancelled_at IS NULL AND expires_at > $2 ORDER BY created_at, invitation_id`,
+    [workspaceId, now],
+  );
+  return {
+    members: members.map((m) => ({ id: m.member_id, email: m.email, role: m.role, joined_at: iso(m.joined_at)! })),
+    invitations: invitations.map((i) => ({ id: i.invitation_id, email: i.email, role: i.role, invited_by: i.invited_by, created_at: iso(i.created_at)!, expires_at: iso(i.expires_at)! })),
+  };
+}
+
+/** Who created each console-made key: key id → email (removed members included). */
+export async function keyCreators(sql: SqlExecutor, workspaceId: string): Promise<Map<string, string>> {
+  const { rows } = await sql.query<{ key_id: string; email: string }>(
+    'SELECT c.key_id, m.email FROM api_key_creators c JOIN members m ON m.member_id = c.member_id WHERE c.workspace_id = $1',
+    [workspaceId],
+  );
+  return new Map(rows.map((r) => [r.key_id, r.email]));
+}
+
+/** A workspace's latest failed calls, newest first (the console's overview). */
+export async function recentErrors(sql: SqlExecutor, workspaceId: string, limit = 10) {
+  const { rows } = await sql.query<{ request_id: string; key_id: string; operation: string; error_code: string; recorded_at: Date }>(
+    'SELECT request_id, key_id, operation, error_code, recorded_at FROM console_errors WHERE workspace_id = $1 ORDER BY position DESC LIMIT $2',
+    [workspaceId, limit],
+  );
+  return rows.map((r) => ({ ...r, recorded_at: iso(r.recorded_at)! }));
 }

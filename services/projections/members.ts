@@ -1,7 +1,7 @@
 import type { EventData } from '../../contracts/events';
 import type { RecordedEvent } from '../eventstore/types';
 import type { InlineProjection } from '../eventstore/event-store';
-import { projectionOf } from '../projections/handlers';
+import { projectionOf } from './handlers';
 
 /**
  * The console's read side, kept in the append transaction: members and invitations (from the

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { AuditReport } from '../../../services/projections/audit';
+import type { AuditReport } from '../../../services/audit/audit';
 import {
   abandonedAuditJob,
   auditJobView,
@@ -8,7 +8,7 @@ import {
   isAbandonedAuditJob,
   progressedAuditJob,
   startedAuditJob,
-} from '../../../services/projections/audit-job';
+} from '../../../services/audit/audit-job';
 
 const T0 = Date.parse('2025-06-01T12:00:00.000Z');
 const report = (events: number): AuditReport => ({ ok: true, events, workspaces: 2, mismatches: [], chains: { checked: 2, broken: [] } });

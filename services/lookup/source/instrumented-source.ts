@@ -1,5 +1,5 @@
-import type { Source } from '../lookup/source/source';
-import { recordLiveFetch } from './metrics';
+import type { Source } from './source';
+import { recordLiveFetch } from '../../metrics/metrics';
 
 type AnyCall = (...args: unknown[]) => Promise<{ kind: string; code?: string }>;
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { compareTable, evolveCharge, evolveKey, evolveWorkspace, ledgerEntryOf, ReplayState, type TableCheck, usageContribution, type AuditedEvent } from '../../../services/projections/audit';
+import { compareTable, evolveCharge, evolveKey, evolveWorkspace, ledgerEntryOf, ReplayState, type TableCheck, usageContribution, type AuditedEvent } from '../../../services/audit/audit';
 
 let position = 0;
 const event = (type: string, data: Record<string, unknown>, at = '2025-03-04T05:06:07.000Z'): AuditedEvent => ({

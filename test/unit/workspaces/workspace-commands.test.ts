@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_CONCURRENCY_DEFAULT } from '../../../../contracts/http';
-import { decideChangeLimits } from '../../../../services/ledger/commands/change-limits';
-import { decideCreateWorkspace } from '../../../../services/ledger/commands/create-workspace';
-import { decideRecordUncharged } from '../../../../services/ledger/commands/record-uncharged';
-import { UnknownWorkspaceError } from '../../../../services/ledger/errors';
-import { evolveWorkspaceThrough } from '../../../../services/ledger/workspace-state';
-import { WS, call, shape, workspace } from './support';
+import { MAX_CONCURRENCY_DEFAULT } from '../../../contracts/http';
+import { decideChangeLimits } from '../../../services/workspaces/change-limits';
+import { decideCreateWorkspace } from '../../../services/workspaces/create-workspace';
+import { decideRecordUncharged } from '../../../services/ledger/commands/record-uncharged';
+import { UnknownWorkspaceError } from '../../../services/ledger/errors';
+import { evolveWorkspaceThrough } from '../../../services/ledger/workspace-state';
+import { WS, call, shape, workspace } from '../ledger/commands/support';
 
 describe('create a workspace', () => {
   it('given no workspace, when created with credits, then it is created and granted them, a balance the state model agrees with', () => {

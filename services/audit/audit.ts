@@ -4,7 +4,7 @@ import type { SqlExecutor } from '../eventstore/sql';
 import { START, type Checkpoint } from '../eventstore/types';
 import { ChainVerifier, isLedgerEvent, type ChainBreak, type StoredLedgerEvent } from '../ledger/ledger-chain';
 import { catchUpToNow } from '../eventstore/subscription';
-import { usageProjection } from './usage';
+import { usageProjection } from '../projections/usage';
 
 /**
  * The audit: a second, independent reading of the log. Pure evolve functions (sharing no code

@@ -7,10 +7,10 @@ import { migrate } from '../../../services/eventstore/migrate';
 import type { Sql } from '../../../services/eventstore/sql';
 import { createPgSql } from '../../../services/eventstore/sql-pg';
 import { createPgliteSql } from '../../../services/eventstore/sql-pglite';
-import type { AuditReport } from '../../../services/projections/audit';
-import { doneAuditJob, failedAuditJob, progressedAuditJob, startedAuditJob } from '../../../services/projections/audit-job';
-import { AuditJobStore } from '../../../services/projections/audit-job-store';
-import { AuditJobs, type AuditJobLog } from '../../../services/projections/audit-jobs';
+import type { AuditReport } from '../../../services/audit/audit';
+import { doneAuditJob, failedAuditJob, progressedAuditJob, startedAuditJob } from '../../../services/audit/audit-job';
+import { AuditJobStore } from '../../../services/audit/audit-job-store';
+import { AuditJobs, type AuditJobLog } from '../../../services/audit/audit-jobs';
 import { createTestDatabase, serverUrl } from '../../support/servers';
 
 const databaseUrl = serverUrl('postgres');

@@ -1,9 +1,9 @@
-import { newEvent, streams } from '../../../contracts/events';
-import type { EventStore } from '../../eventstore/event-store';
-import type { NewEvent } from '../../eventstore/types';
-import { KEY_CHANGES_CHANNEL } from '../../keys/authenticator';
-import { UnknownWorkspaceError } from '../errors';
-import type { WorkspaceState } from '../workspace-state';
+import { newEvent, streams } from '../../contracts/events';
+import type { EventStore } from '../eventstore/event-store';
+import type { NewEvent } from '../eventstore/types';
+import { KEY_CHANGES_CHANNEL } from '../keys/authenticator';
+import { UnknownWorkspaceError } from '../ledger/errors';
+import type { WorkspaceState } from '../ledger/workspace-state';
 
 export interface ChangeLimitsCommand {
   workspaceId: string;

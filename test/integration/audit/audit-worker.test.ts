@@ -4,10 +4,11 @@ import { migrate } from '../../../services/eventstore/migrate';
 import { createPgSql } from '../../../services/eventstore/sql-pg';
 import type { Sql } from '../../../services/eventstore/sql';
 import { Ledger } from '../../../services/ledger/ledger';
-import { audit, type AuditProgress } from '../../../services/projections/audit';
-import { runAudit } from '../../../services/projections/audit-runner';
+import { audit, type AuditProgress } from '../../../services/audit/audit';
+import { runAudit } from '../../../services/audit/audit-runner';
 import { INLINE_PROJECTIONS } from '../../../services/projections/inline';
 import { createTestDatabase, serverUrl, type TestDatabase } from '../../support/servers';
+import { accountsOf } from '../../support/accounts';
 import { seedWorkload } from '../ledger/backends';
 
 // The audit off the request path: on PostgreSQL, in a worker thread with its own connections.
@@ -22,7 +23,7 @@ describe.runIf(serverUrl('postgres'))('the audit in its worker thread on Postgre
     await migrate(sql);
     store = new EventStore(sql, INLINE_PROJECTIONS);
     const ledger = new Ledger(store);
-    await seedWorkload(ledger);
+    await seedWorkload({ ledger, ...accountsOf(store) });
     await ledger.close();
   }, 60_000);
   afterAll(async () => {

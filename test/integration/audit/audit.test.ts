@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { newRequestId } from '../../../services/common/ids';
-import { audit } from '../../../services/projections/audit';
+import { audit } from '../../../services/audit/audit';
 import { rebuildProjections } from '../../../services/projections/rebuild';
 import { ledgerBackends, seedWorkload, type OpenBackend } from '../ledger/backends';
 
@@ -10,7 +10,7 @@ describe.each(ledgerBackends())('the audit on $name', (backendDef) => {
 
   beforeAll(async () => {
     backend = await backendDef.open();
-    seeded = await seedWorkload(backend.ledger);
+    seeded = await seedWorkload(backend);
   });
   afterAll(async () => backend?.cleanup());
   // Each test damages something; start each from the tables the log gives.

@@ -1,10 +1,10 @@
-import { MAX_CONCURRENCY_DEFAULT } from '../../../contracts/http';
-import { newEvent, streams } from '../../../contracts/events';
-import { newWorkspaceId } from '../../common/ids';
-import type { EventStore } from '../../eventstore/event-store';
-import type { NewEvent } from '../../eventstore/types';
-import { chainLedgerEvents } from '../ledger-chain';
-import type { WorkspaceState } from '../workspace-state';
+import { MAX_CONCURRENCY_DEFAULT } from '../../contracts/http';
+import { newEvent, streams } from '../../contracts/events';
+import { newWorkspaceId } from '../common/ids';
+import type { EventStore } from '../eventstore/event-store';
+import type { NewEvent } from '../eventstore/types';
+import { chainLedgerEvents } from '../ledger/ledger-chain';
+import type { WorkspaceState } from '../ledger/workspace-state';
 
 export interface CreateWorkspaceCommand {
   workspaceId: string;

@@ -1,0 +1,108 @@
+import fp from 'fastify-plugin';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { BATCH_ITEM_ENDPOINTS, endpoint } from '../../../contracts/endpoints';
+import type { ApiError } from '../../../contracts/errors';
+import type { BatchRequest } from '../../../contracts/http';
+import type { z } from 'zod';
+import { BatchSlots } from '../../batch/batch-slots';
+import { ChargeOrder } from '../../batch/charge-order';
+import { batchCharged, extraTokensWanted, itemError, itemSuccess, planItems, type BatchItem, type BatchTokens, type ItemPlan, type ItemResult } from '../../batch/rules';
+import { newRequestId } from '../../common/ids';
+import type { StoredResponse } from '../../idempotency/idempotency';
+import type { SlotHandle } from '../../limits/concurrency';
+import { apiKeyBucket } from '../../limits/rate-limiter';
+import type { LookupService } from '../../lookup/lookup-service';
+import { recordBatchItem } from '../../metrics/metrics';
+import { toApiError } from '../http/errors';
+import { answerOnce } from '../http/idempotent-answer';
+import { setRateLimitHeaders } from '../http/rate-limit-headers';
+import { validated } from '../http/request-body';
+import { route } from '../http/route';
+import { LOOKUP_CALLS, type LookupCall } from '../lookup-calls';
+import { DEPS_PLUGIN } from '../plugins/deps';
+import { docsUrlFor } from '../public-url';
+
+/** POST /v1/batch: up to 100 lookups and searches, each answered, billed and logged as its single call (docs/api.md "Batch"). */
+export const batchRoutes = fp(
+  async (app) => {
+    route(app, 'batch', async ({ req, reply, body, json }) => answerOnce(app, req, reply, 'batch', json, () => runBatch(app, req, reply, body.items)));
+  },
+  { name: 'routes-batch', dependencies: [DEPS_PLUGIN] },
+);
+
+async function runBatch(app: FastifyInstance, req: FastifyRequest, reply: FastifyReply, sent: z.output<typeof BatchRequest>['items']): Promise<StoredResponse> {
+  const { deps } = app;
+  const key = req.apiKey!;
+  const items: BatchItem[] = sent.map((item) => ({ ...item, requestId: newRequestId() }));
+  const plans = planItems(items, await takeItemTokens(app, req, reply, items.length), (item) => prepareCall(deps.lookups, item));
+  const docsUrl = docsUrlFor(deps.config, req);
+  const order = new ChargeOrder(items.length);
+  const slots = new BatchSlots(deps.slots, `ws:${key.workspaceId}`, key.maxConcurrency);
+
+  const runItem = async (item: BatchItem, plan: ItemPlan<LookupCall>, index: number): Promise<ItemResult> => {
+    if (plan.kind !== 'run') {
+      order.end(index);
+      return itemError(item, plan.error, docsUrl);
+    }
+    let slot: SlotHandle | null | undefined;
+    const turn = order.turn(index, async () => {
+      slot = await slots.acquire();
+      return slot !== null;
+    });
+    try {
+      return itemSuccess(item, await plan.call({ requestId: item.requestId, workspaceId: key.workspaceId, keyId: key.keyId, turn }));
+    } catch (err) {
+      const error = toApiError(err, 'lookup');
+      logItemFailure(req, item, error, err);
+      return itemError(item, error, docsUrl);
+    } finally {
+      order.end(index);
+      // A slot not released frees when its lease lapses (CONCURRENCY_LEASE_MS); the answer stands.
+      await slot?.release().catch((err: unknown) => req.log.warn({ err, item_request_id: item.requestId }, 'concurrency slot not released; it frees when its lease lapses'));
+    }
+  };
+
+  const results = await Promise.all(items.map((item, index) => runItem(item, plans[index]!, index)));
+  for (const result of results) recordBatchItem(result.operation, result.status);
+  const charged = batchCharged(results);
+  // The answer goes out without the balance rather than not at all (the database may be away):
+  // each item still says what it cost.
+  const remaining = await deps.readModels.balance(key.workspaceId).catch((err: unknown) => {
+    req.log.warn({ err }, 'balance unreadable for the batch answer');
+    return null;
+  });
+  return {
+    status: 200,
+    headers: { 'x-request-id': req.id, 'x-credits-charged': String(charged), ...(remaining === null ? {} : { 'x-credits-remaining': String(remaining) }) },
+    body: { data: results, meta: { request_id: req.id, credits_charged: charged, credits_remaining: remaining } },
+  };
+}
+
+/**
+ * One token per item: admission took the first (as for any call); the rest come from the same
+ * bucket at once, as many as it holds. The RateLimit headers say what the batch left.
+ */
+async function takeItemTokens(app: FastifyInstance, req: FastifyRequest, reply: FastifyReply, items: number): Promise<BatchTokens> {
+  const key = req.apiKey!;
+  const wanted = extraTokensWanted(items);
+  if (wanted === 0) return { granted: 1, retryAfterSeconds: 0 };
+  const taken = await app.deps.rateLimiter.takeUpTo(apiKeyBucket(key.keyId), key.rateLimitPerMinute, wanted);
+  setRateLimitHeaders(reply, taken);
+  return { granted: 1 + taken.granted, retryAfterSeconds: taken.retryAfterSeconds };
+}
+
+/** An item's call from its body, by its single endpoint's schema and parser: a body that call would refuse throws its 400. */
+function prepareCall(lookups: LookupService, item: BatchItem): LookupCall {
+  const id = BATCH_ITEM_ENDPOINTS[item.operation];
+  const body = validated<unknown>(endpoint(id).body, item.body);
+  // The operation picked the endpoint, whose schema `body` has just passed.
+  return (LOOKUP_CALLS[id] as (lookups: LookupService, body: unknown) => LookupCall)(lookups, body);
+}
+
+/** Every item that is not answered with data gets a line, as a single call's 4xx/5xx gets an access line. */
+function logItemFailure(req: FastifyRequest, item: BatchItem, error: ApiError, cause: unknown): void {
+  const fields = { batch_item: true, item_request_id: item.requestId, operation: item.operation, status: error.status, error_code: error.code, credits_charged: error.billing?.charged ?? 0 };
+  if (error.code === 'internal_error') req.log.error({ ...fields, err: cause }, 'batch item failed');
+  else if (error.code === 'service_unavailable') req.log.warn({ ...fields, err: cause }, 'batch item: dependency unavailable');
+  else req.log.info(fields, 'batch item answered with an error');
+}
