@@ -1,25 +1,6 @@
-import type { FastifyReply, FastifyRequest } from 'fastify';
-import fp from 'fastify-plugin';
 import type { SqlExecutor } from '../eventstore/sql';
-import { DEPS_PLUGIN } from '../api/plugins/deps';
 
-/**
- * Keeps, per workspace, the last call answered 402 (`insufficient_credits`), so the console's
- * overview can show it as a banner: the caller's program saw it, its owners may not have.
- * Written after the answer is sent; a failure to write is logged, never the caller's concern.
- */
-export const paymentRefusalsRecorder = fp(
-  async (app) => {
-    const sql = app.deps.store.sql;
-    app.addHook('onResponse', async (req: FastifyRequest, reply: FastifyReply) => {
-      if (reply.statusCode !== 402 || !req.apiKey) return;
-      await recordPaymentRefusal(sql, { workspaceId: req.apiKey.workspaceId, requestId: String(req.id), keyId: req.apiKey.keyId, path: req.routeOptions.url ?? req.url })
-        .catch((err: unknown) => req.log.warn({ err }, 'recording the 402 for the console banner failed'));
-    });
-  },
-  { name: 'payment-refusals', dependencies: [DEPS_PLUGIN] },
-);
-
+/** The last call of each workspace answered 402, kept for the console's banner (written by the API plugin `payment-refusals`). */
 export async function recordPaymentRefusal(sql: SqlExecutor, r: { workspaceId: string; requestId: string; keyId: string; path: string }, at = new Date()): Promise<void> {
   await sql.query(
     `INSERT INTO last_payment_refusals (workspace_id, request_id, key_id, path, refused_at) VALUES ($1, $2, $3, $4, $5)

@@ -5,7 +5,7 @@ import { cacheRoutes } from './cache';
 import { lookupRoutes } from './lookups';
 import { metaRoutes } from './meta';
 import { metricsRoutes } from './metrics';
-import { paymentRefusalsRecorder } from '../../alerts/payment-refusals';
+import { paymentRefusalsRecorder } from '../plugins/payment-refusals';
 
 /** Every route plugin; each registers its rows of the route table (contracts/endpoints.ts). */
 /** The console (services/console-web) registers its own pages and /console/v1 calls. */
