@@ -201,7 +201,7 @@ export const ENDPOINTS = [
     errors: [...LOOKUP_ERRORS, 'invalid_company_reference', 'unresolvable_id'],
     priced: ['company'],
     idempotent: true,
-    docs: 'Company by URL, slug, old slug, numeric id or URN: {"url": …, "max_age"?: …}',
+    docs: 'Company by URL, slug, old slug, numeric id or URN: {"url": …, "max_age"?: …, "on_error"?: "stale"}',
   },
   {
     id: 'lookupDomain',
@@ -219,7 +219,7 @@ export const ENDPOINTS = [
     errors: [...LOOKUP_ERRORS, 'invalid_domain'],
     priced: ['domain'],
     idempotent: true,
-    docs: 'Company by website domain: {"domain": …, "max_age"?: …}',
+    docs: 'Company by website domain: {"domain": …, "max_age"?: …, "on_error"?: "stale"}',
   },
   {
     id: 'lookupPerson',
@@ -237,7 +237,7 @@ export const ENDPOINTS = [
     errors: [...LOOKUP_ERRORS, 'invalid_person_reference'],
     priced: ['person_url', 'person_name'],
     idempotent: true,
-    docs: 'Person by profile URL or name: {"url": …, "max_age"?: …}',
+    docs: 'Person by profile URL or name: {"url": …, "max_age"?: …, "on_error"?: "stale"}',
   },
   {
     id: 'search',
@@ -255,7 +255,7 @@ export const ENDPOINTS = [
     errors: SEARCH_ERRORS,
     priced: ['search'],
     idempotent: true,
-    docs: `Web search results: {"query": …, "limit"?: 1–${SEARCH_LIMIT_MAX}, "max_age"?: …}`,
+    docs: `Web search results: {"query": …, "limit"?: 1–${SEARCH_LIMIT_MAX}, "max_age"?: …, "on_error"?: "stale"}`,
   },
   {
     id: 'batch',

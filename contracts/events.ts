@@ -75,7 +75,8 @@ export const EVENT_SCHEMAS = {
     key_id: keyId,
     operation: Operation,
     outcome: z.enum(['success', 'not_found', 'error']),
-    cache_status: z.enum(['HIT', 'MISS', 'REFRESH']).nullable(),
+    // STALE: the live fetch failed and a cached copy answered (`error_code` says why). A new enum value: compatible (docs/events.md).
+    cache_status: z.enum(['HIT', 'MISS', 'REFRESH', 'STALE']).nullable(),
     credits_charged: credits,
     error_code: z.string().nullable(),
   }),

@@ -33,6 +33,18 @@ export const MaxAge = z
     example: 86400,
   });
 
+/**
+ * Opt-in: what a lookup answers when its live fetch fails with a refunded error. `stale`: the
+ * cached copy, of any age, if there is one (docs/api.md, "A stale copy when the live fetch fails").
+ */
+export const ON_ERROR_VALUES = ['stale'] as const;
+export const OnError = z.enum(ON_ERROR_VALUES).optional().meta({
+  description:
+    'Opt-in. `stale`: when the live fetch (MISS or REFRESH) fails with a refunded error (5xx, 504) and a copy of any age is cached, answer 200 with that copy (`X-Cache: STALE`, its `Age`) at the cache-hit price instead of the error. Absent: the error.',
+  example: 'stale',
+});
+export type OnError = z.output<typeof OnError>;
+
 const nonNegativeInt = () => z.int().nonnegative();
 const isoDateTime = () => z.iso.datetime({ offset: true });
 const isoDate = () => z.iso.date();
@@ -56,6 +68,7 @@ export const CompanyLookupRequest = z
       example: 'https://www.linkedin.com/company/acme-robotics/',
     }),
     max_age: MaxAge,
+    on_error: OnError,
   });
 
 export const DomainLookupRequest = z
@@ -65,6 +78,7 @@ export const DomainLookupRequest = z
       example: 'acmerobotics.com',
     }),
     max_age: MaxAge,
+    on_error: OnError,
   });
 
 export const PersonLookupRequest = z
@@ -74,6 +88,7 @@ export const PersonLookupRequest = z
       example: 'https://www.linkedin.com/in/jane-doe-42',
     }),
     max_age: MaxAge,
+    on_error: OnError,
   });
 
 export const SEARCH_QUERY_MAX_CHARS = 256;
@@ -88,6 +103,7 @@ export const SearchRequest = z
     }),
     limit: z.int().min(1).max(SEARCH_LIMIT_MAX).default(SEARCH_LIMIT_DEFAULT).meta({ description: 'Results wanted, 1–50. Default 10.' }),
     max_age: MaxAge,
+    on_error: OnError,
   });
 
 // ---------- cache area requests ----------
@@ -103,10 +119,14 @@ export const PersonCacheRequest = z
 
 // ---------- success envelopes ----------
 
-export const CACHE_STATUSES = ['HIT', 'MISS', 'REFRESH'] as const;
+export const CACHE_STATUSES = ['HIT', 'MISS', 'REFRESH', 'STALE'] as const;
 export const CacheStatus = z
   .enum(CACHE_STATUSES)
-  .meta({ id: 'CacheStatus', description: '`HIT`: a cached copy fresh enough; `MISS`: nothing cached, fetched live; `REFRESH`: the cached copy was older than `max_age`, fetched live. Equals X-Cache.' });
+  .meta({
+    id: 'CacheStatus',
+    description:
+      '`HIT`: a cached copy fresh enough; `MISS`: nothing cached, fetched live; `REFRESH`: the cached copy was older than `max_age`, fetched live; `STALE` (only with `on_error: "stale"`): the live fetch failed, the cached copy of any age answered instead. Equals X-Cache.',
+  });
 
 export const CacheInfo = z
   .strictObject({

@@ -3,7 +3,7 @@ import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiResponse
 import { ApiError, ERROR_CATALOGUE, errorBody, escapeHtml, inlineCodeHtml, statusCarriesRetryAfter, type ErrorCode } from './errors';
 import { errorsOf, publicJsonEndpoints, rateLimitPolicy, type Area, type Endpoint, type EndpointId, type RateLimitPolicy } from './endpoints';
 import { operationExamples, type OperationExample } from './examples';
-import { BATCH_MAX_ITEMS, ErrorEnvelope } from './http';
+import { BATCH_MAX_ITEMS, CACHE_STATUSES, ErrorEnvelope } from './http';
 import { priceSentence } from './prices';
 import { IDEMPOTENCY_KEY_MAX_CHARS } from './validation';
 import { CONSOLE_SECURITY_SCHEME, CONSOLE_TAG, consoleOpenApiPaths } from './console';
@@ -21,15 +21,30 @@ const header = (id: string, schema: z.ZodType, description: string) => schema.me
 
 const count = () => z.int().min(0);
 
+/** The draft whose fields RateLimit-Policy and RateLimit follow (docs/api.md, Limits). */
+const RATE_LIMIT_DRAFT = 'draft-ietf-httpapi-ratelimit-headers-10';
+const RATE_LIMIT_POLICY_FIELD = /^"(key|ip|console)";q=\d+;w=60$/;
+const RATE_LIMIT_FIELD = /^"(key|ip|console)";r=\d+;t=\d+$/;
+
 const H = {
   requestId: header('X-Request-Id', z.string(), 'Correlation id of this response; equals `meta.request_id`.'),
   rateLimitLimit: header('RateLimit-Limit', count(), 'Requests per minute allowed for this API key (the bucket size); 120 per client address without a key.'),
   rateLimitRemaining: header('RateLimit-Remaining', count(), 'Whole requests left in the bucket after this one.'),
   rateLimitReset: header('RateLimit-Reset', count(), 'Seconds until the bucket is full again.'),
+  rateLimitPolicy: header(
+    'RateLimit-Policy',
+    z.string().regex(RATE_LIMIT_POLICY_FIELD),
+    `The same bucket as a structured field (${RATE_LIMIT_DRAFT}): \`"key";q=600;w=60\` — the bucket (\`key\`, \`ip\` without a valid key, \`console\`), its size \`q\` and its window \`w\` in seconds.`,
+  ),
+  rateLimit: header(
+    'RateLimit',
+    z.string().regex(RATE_LIMIT_FIELD),
+    `The same bucket now, as a structured field (${RATE_LIMIT_DRAFT}): \`"key";r=599;t=1\` — requests left \`r\` (\`RateLimit-Remaining\`) and seconds \`t\` (\`RateLimit-Reset\`; with none left, until the next request goes through: on a refusal, \`Retry-After\`).`,
+  ),
   retryAfter: header('Retry-After', z.int().min(1), 'Seconds to wait before retrying; equals `error.retry_after_seconds`.'),
   creditsCharged: header('X-Credits-Charged', count(), 'Credits charged for the call; equals `meta.credits_charged` (0 when refunded or not billable).'),
   creditsRemaining: header('X-Credits-Remaining', count(), 'Workspace balance after the call; equals `meta.credits_remaining`.'),
-  cache: header('X-Cache', z.enum(['HIT', 'MISS', 'REFRESH']), 'Cache outcome; equals `meta.cache.status`.'),
+  cache: header('X-Cache', z.enum(CACHE_STATUSES), 'Cache outcome; equals `meta.cache.status`. `STALE` only with `on_error: "stale"`.'),
   age: header('Age', count(), 'Seconds since the data was fetched; equals `meta.cache.age_seconds`.'),
   replayed: header(
     'Idempotent-Replayed',
@@ -42,6 +57,8 @@ const rateLimitHeaders = {
   'RateLimit-Limit': H.rateLimitLimit,
   'RateLimit-Remaining': H.rateLimitRemaining,
   'RateLimit-Reset': H.rateLimitReset,
+  'RateLimit-Policy': H.rateLimitPolicy,
+  RateLimit: H.rateLimit,
 };
 
 /** The headers of a success answer beyond X-Request-Id and the RateLimit ones, by area. */
@@ -339,10 +356,22 @@ ${Object.values(H)
 <p><code>X-Credits-Charged</code> and <code>X-Credits-Remaining</code> are on every answer that has a workspace (any call made with a valid key,
 errors included); a refunded failure shows <code>X-Credits-Charged: 0</code>. A 401 carries <code>WWW-Authenticate: Bearer</code>.</p>
 
+<h2 id="stale">A stale copy when the live fetch fails</h2>
+<p>Opt-in, per call: with <code>"on_error": "stale"</code> in the body of a lookup or a search, a live fetch (<code>MISS</code> or <code>REFRESH</code>)
+that fails with a refunded error (<code>upstream_error</code>, <code>parse_error</code>, <code>blocked</code>, <code>source_rate_limited</code>, <code>timeout</code>)
+is answered 200 with the cached copy, whatever its age, if there is one: <code>X-Cache: STALE</code>, its <code>Age</code>,
+<code>meta.cache.status: "STALE"</code>, at the cache-hit price. Without a copy, or without the flag, the failure is answered and refunded as always.</p>
+<pre>POST /v1/company  {"url": "acme-robotics", "max_age": 3600, "on_error": "stale"}
+200  X-Cache: STALE  Age: 172800  X-Credits-Charged: 1
+{"data": {…the cached profile…}, "meta": {"cache": {"status": "STALE", "age_seconds": 172800, …}, "credits_charged": 1, …}}</pre>
+
 <h2 id="limits">Limits</h2>
 <p>Each key has a token bucket of <code>rate_limit_per_minute</code> requests (default 600), replays included; past it, 429 <code>rate_limited</code>.
 Calls without a valid key (401s, the Meta area) share a bucket of 120 a minute per client address. At most <code>max_concurrency</code> (default 8)
 lookups and searches of a workspace run at once; past it, 429 <code>concurrency_limited</code>. A batch takes one token per item and one slot per item fetched live (see <a href="#batch">Batch</a>). Every 429, 503 and 504 carries <code>Retry-After</code>.</p>
+<p>Every answer with <code>RateLimit-Limit</code> also describes the same bucket in the structured fields of ${RATE_LIMIT_DRAFT},
+for generic HTTP clients: <code>RateLimit-Policy: "key";q=600;w=60</code> (the bucket: <code>key</code>, <code>ip</code> without a valid key, or <code>console</code>; its size; its window in seconds)
+and <code>RateLimit: "key";r=599;t=1</code> (requests left; seconds until the bucket is full or, with none left, until the next request goes through: on a refusal, <code>Retry-After</code>).</p>
 <p>A key's <code>last_used_at</code> is the time of its last authenticated request of any kind: lookups, cache calls, replays and refusals made with it (400, 402, 409, 422, 429).</p>
 
 <h2 id="pricing">Pricing</h2>

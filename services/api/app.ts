@@ -12,7 +12,7 @@ import { DrainedAddresses } from './drained-addresses';
 import { describeError } from '../common/log';
 import { observeResponse } from './access-log';
 import { sendError, toApiError } from './http/errors';
-import { setRateLimitHeaders, setUnreadableBucketHeaders } from './http/rate-limit-headers';
+import { rateLimitHeaders, readingOf, setRateLimitHeaders, setUnreadableBucketHeaders } from './http/rate-limit-headers';
 import { LoadShedder } from './load-shedder';
 import { depsPlugin } from './plugins/deps';
 import { proxyTrust } from './public-url';
@@ -135,10 +135,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         req.log.warn({ err }, 'rate limiter out of reach; liveness answered without its bucket');
         return;
       }
-      if (err instanceof LimiterUnavailableError) setUnreadableBucketHeaders(reply, req.apiKey ? req.apiKey.rateLimitPerMinute : ANONYMOUS_RATE_PER_MINUTE);
+      if (err instanceof LimiterUnavailableError) {
+        setUnreadableBucketHeaders(reply, req.apiKey ? 'key' : 'ip', req.apiKey ? req.apiKey.rateLimitPerMinute : ANONYMOUS_RATE_PER_MINUTE);
+      }
       throw err;
     }
-    setRateLimitHeaders(reply, decision);
+    setRateLimitHeaders(reply, req.apiKey ? 'key' : 'ip', decision);
     if (!decision.allowed) {
       throw new ApiError('rate_limited', { retryAfterSeconds: decision.retryAfterSeconds, ...(req.apiKey ? {} : { message: ANONYMOUS_RATE_LIMITED }) });
     }
@@ -193,11 +195,7 @@ async function admitAnonymous(deps: AppDeps, app: FastifyInstance, ip: string, r
   try {
     const decision = await deps.rateLimiter.take(`ip:${ip}`, ANONYMOUS_RATE_PER_MINUTE);
     return {
-      headers: {
-        'RateLimit-Limit': String(decision.limit),
-        'RateLimit-Remaining': String(decision.remaining),
-        'RateLimit-Reset': String(decision.resetSeconds),
-      },
+      headers: rateLimitHeaders('ip', readingOf(decision)),
       refusal: decision.allowed ? null : new ApiError('rate_limited', { retryAfterSeconds: decision.retryAfterSeconds, message: ANONYMOUS_RATE_LIMITED }),
     };
   } catch (err) {

@@ -20,17 +20,17 @@ export const LOOKUP_CALLS: { [Id in LookupEndpointId]: (lookups: LookupService, 
   lookupCompany: (lookups, body) => {
     const parsed = parseCompanyReference(body.url);
     if (!parsed.ok) throw new ApiError('invalid_company_reference');
-    return (caller) => lookups.company(caller, parsed.ref, body.max_age);
+    return (caller) => lookups.company(caller, parsed.ref, body.max_age, body.on_error);
   },
   lookupDomain: (lookups, body) => {
     const parsed = parseDomain(body.domain);
     if (!parsed.ok) throw new ApiError('invalid_domain');
-    return (caller) => lookups.domain(caller, parsed.domain, body.max_age);
+    return (caller) => lookups.domain(caller, parsed.domain, body.max_age, body.on_error);
   },
   lookupPerson: (lookups, body) => {
     const parsed = parsePersonReference(body.url);
     if (!parsed.ok) throw new ApiError('invalid_person_reference');
-    return (caller) => lookups.person(caller, parsed.ref, body.max_age);
+    return (caller) => lookups.person(caller, parsed.ref, body.max_age, body.on_error);
   },
-  search: (lookups, body) => (caller) => lookups.search(caller, body.query, body.limit, body.max_age),
+  search: (lookups, body) => (caller) => lookups.search(caller, body.query, body.limit, body.max_age, body.on_error),
 };

@@ -89,10 +89,10 @@ function registerConsole(app: FastifyInstance, deps: AppDeps) {
       // own, much stricter, throttle.
       const decision = await deps.rateLimiter.take(`console:${req.ip}`, CONSOLE_RATE_PER_MINUTE).catch((err: unknown) => {
         // Unreadable (Redis out): 503, with the headers every console answer carries (docs/api.md).
-        if (err instanceof LimiterUnavailableError) setUnreadableBucketHeaders(reply, CONSOLE_RATE_PER_MINUTE);
+        if (err instanceof LimiterUnavailableError) setUnreadableBucketHeaders(reply, 'console', CONSOLE_RATE_PER_MINUTE);
         throw err;
       });
-      setRateLimitHeaders(reply, decision);
+      setRateLimitHeaders(reply, 'console', decision);
       if (!decision.allowed) throw new ApiError('rate_limited', { retryAfterSeconds: decision.retryAfterSeconds, message: ANONYMOUS_RATE_LIMITED });
     });
     scope.setErrorHandler((error, req) => {

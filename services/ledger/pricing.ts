@@ -29,6 +29,14 @@ export function notFoundPrice(op: BilledOperation): number {
   return isPriced(op) ? (PRICES[op].notFound ?? 0) : 0;
 }
 
+/**
+ * Credits for a stale copy answered in place of a failed live fetch (`on_error: "stale"`): the
+ * cache-hit price, as for any answer from the cache.
+ */
+export function staleAnswerPrice(op: BilledOperation): number {
+  return chargeForOutcome(op, 'success', true);
+}
+
 /** What the call finally costs once its outcome is known. */
 export function chargeForOutcome(op: BilledOperation, outcome: LookupOutcome, fromCache: boolean): number {
   switch (outcome) {

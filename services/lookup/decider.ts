@@ -1,8 +1,9 @@
 import { contentHash, inCanonicalOrder } from '../../contracts/content-hash';
 import { type ErrorCode, type ErrorReason, isErrorReason, type ReasonOf } from '../../contracts/errors';
+import type { OnError } from '../../contracts/http';
 import { newEvent, streams, type EventData, type Operation, type RefundedErrorCode } from '../../contracts/events';
 import type { SettleCommand } from '../ledger/ledger';
-import { chargeForOutcome, refundOwed, successPrice } from '../ledger/pricing';
+import { chargeForOutcome, refundCap, refundOwed, staleAnswerPrice, successPrice } from '../ledger/pricing';
 import { ageSeconds, cacheDecision, type CacheDecision } from './freshness';
 
 /**
@@ -12,10 +13,13 @@ import { ageSeconds, cacheDecision, type CacheDecision } from './freshness';
  * writing around these two decisions.
  */
 
+/** How an answer was served: the cache decision, or STALE (a cached copy in place of a failed fetch). */
+export type ServedStatus = CacheDecision | 'STALE';
+
 export interface LookupAnswer {
   data: Record<string, unknown>;
   contentHash: string;
-  cache: { status: CacheDecision; age_seconds: number; fetched_at: string };
+  cache: { status: ServedStatus; age_seconds: number; fetched_at: string };
   resolved?: { domain: string; confirmed: boolean };
 }
 
@@ -156,5 +160,54 @@ export function decideFailureAfterCharge(given: { asked: Pick<LookupAsked, 'oper
     onlyIfUnsettled: true,
     refund: { owed: refundOwed(charged, 'failure', asked.operation), cause: 'internal_error' },
     completed: { outcome: 'error', cache_status: status, credits_charged: chargeForOutcome(asked.operation, 'failure', false), error_code: 'internal_error' },
+  };
+}
+
+/** A live fetch that failed with a refunded error. */
+export type FetchFailure = Extract<SourceOutcome, { kind: 'failure' }>;
+
+/** A stale copy answers the call: the settlement of its charge and the answer. */
+export interface StaleVerdict {
+  settlement: Settlement;
+  answer: LookupAnswer;
+  /** The failure of the live fetch the copy stands in for. */
+  staleBecause: RefundedErrorCode;
+}
+
+/**
+ * `on_error: "stale"` (docs/api.md, "A stale copy when the live fetch fails"): the live fetch failed
+ * with a refunded error; a cached profile of any age answers instead, at the cache-hit price. The
+ * charge taken up front is settled, not charged again: the failed fetch's refund and the stale
+ * answer's charge net out (both the success price today), and only a difference goes back, with
+ * the failure's code as its cause. `LookupCompleted` records success, `STALE`, the price kept and,
+ * in `error_code`, the failure it stood in for. Null: no flag, no copy, or a cached not-found (no
+ * copy to answer with): the failure is answered as without the flag.
+ */
+export function decideStale(given: {
+  asked: Pick<LookupAsked, 'operation'>;
+  onError: OnError;
+  status: 'MISS' | 'REFRESH';
+  /** Credits charged up front (the success price). */
+  charged: number;
+  failure: FetchFailure;
+  /** The copy the cache decision read. */
+  cached: CachedEntry | undefined;
+  now: Date;
+}): StaleVerdict | null {
+  const { asked, onError, charged, failure, cached, now } = given;
+  if (onError !== 'stale' || cached?.kind !== 'profile') return null;
+  const price = staleAnswerPrice(asked.operation);
+  const owed = refundCap(charged, charged - price);
+  return {
+    settlement: {
+      ...(owed > 0 ? { refund: { owed, cause: failure.code } } : {}),
+      completed: { outcome: 'success', cache_status: 'STALE', credits_charged: price, error_code: failure.code },
+    },
+    answer: {
+      data: cached.data,
+      contentHash: cached.contentHash,
+      cache: { status: 'STALE', age_seconds: ageSeconds(cached.fetchedAt, now), fetched_at: cached.fetchedAt.toISOString() },
+    },
+    staleBecause: failure.code,
   };
 }

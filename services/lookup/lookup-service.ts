@@ -1,13 +1,14 @@
 import { ApiError, type Billing } from '../../contracts/errors';
 import { inCanonicalOrder } from '../../contracts/content-hash';
-import { streams } from '../../contracts/events';
+import { streams, type RefundedErrorCode } from '../../contracts/events';
+import type { OnError } from '../../contracts/http';
 import type { SqlExecutor } from '../eventstore/sql';
 import { DatabaseUnavailableError } from '../eventstore/unavailable';
 import { balance } from '../read-models/queries';
 import type { ChargeCommand, ChargeResult, Ledger, SettleCommand, VoidCommand } from '../ledger/ledger';
 import { recordFailureAfterCharge } from '../metrics/metrics';
 import { aliases, companyAlias, companyAliases, entities, normalizeQuery, personAlias, personAliases } from './aliases';
-import { decideFailureAfterCharge, decideFetched, decideFromCache, type CachedEntry, type FailureSettlement, type FetchVerdict, type LookupAnswer, type LookupAsked, type LookupErrorAnswer, type NotFoundCode, type SourceOutcome } from './decider';
+import { decideFailureAfterCharge, decideFetched, decideFromCache, decideStale, type CachedEntry, type StaleVerdict, type FailureSettlement, type FetchVerdict, type LookupAnswer, type LookupAsked, type LookupErrorAnswer, type NotFoundCode, type SourceOutcome } from './decider';
 import type { CacheIndexMemory } from './cache-index-memory';
 import { ageSeconds, cacheDecision } from './freshness';
 import { parseDomain, type CompanyReference, type PersonReference } from './references';
@@ -45,6 +46,8 @@ export interface ChargeTurn {
 export interface LookupResult {
   answer: LookupAnswer;
   billing: { charged: number; balance: number };
+  /** Answered with a stale copy (`on_error: "stale"`): the failure of the live fetch it stood in for. */
+  staleBecause?: RefundedErrorCode;
 }
 
 interface CachedRow {
@@ -62,6 +65,12 @@ interface LookupPlan extends LookupAsked {
   fetch(): Promise<SourceOutcome>;
 }
 
+/** How a call asked to be served: `max_age` and `on_error` of its body. */
+interface Asking {
+  maxAge: number;
+  onError: OnError;
+}
+
 /**
  * The I/O around the lookup decider (decider.ts): cache read, ledger calls, the live fetch.
  * A failed lookup throws an ApiError that carries its billing; nothing is written back to the caller.
@@ -77,9 +86,9 @@ export class LookupService {
   ) {}
 
   /** References arrive parsed: refusing a malformed one is the HTTP layer's job, before any charge. */
-  async company(caller: Caller, ref: CompanyReference, maxAge: number): Promise<LookupResult> {
+  async company(caller: Caller, ref: CompanyReference, maxAge: number, onError?: OnError): Promise<LookupResult> {
     const alias = companyAlias(ref);
-    return this.run(caller, maxAge, {
+    return this.run(caller, { maxAge, onError }, {
       operation: 'company',
       alias,
       kind: 'company',
@@ -89,9 +98,9 @@ export class LookupService {
   }
 
   /** `domain` is already the registrable domain (see parseDomain). */
-  async domain(caller: Caller, domain: string, maxAge: number): Promise<LookupResult> {
+  async domain(caller: Caller, domain: string, maxAge: number, onError?: OnError): Promise<LookupResult> {
     const alias = aliases.domain(domain);
-    const { answer, billing } = await this.run(caller, maxAge, {
+    const { answer, ...rest } = await this.run(caller, { maxAge, onError }, {
       operation: 'domain',
       alias,
       kind: 'company',
@@ -100,12 +109,12 @@ export class LookupService {
     });
     const website = typeof answer.data.website === 'string' ? answer.data.website : '';
     const websiteDomain = website ? parseDomain(website) : { ok: false as const };
-    return { answer: { ...answer, resolved: { domain, confirmed: websiteDomain.ok && websiteDomain.domain === domain } }, billing };
+    return { answer: { ...answer, resolved: { domain, confirmed: websiteDomain.ok && websiteDomain.domain === domain } }, ...rest };
   }
 
-  async person(caller: Caller, ref: PersonReference, maxAge: number): Promise<LookupResult> {
+  async person(caller: Caller, ref: PersonReference, maxAge: number, onError?: OnError): Promise<LookupResult> {
     const alias = personAlias(ref);
-    return this.run(caller, maxAge, {
+    return this.run(caller, { maxAge, onError }, {
       operation: ref.kind === 'url' ? 'person_url' : 'person_name',
       alias,
       kind: 'person',
@@ -122,10 +131,10 @@ export class LookupService {
     });
   }
 
-  async search(caller: Caller, query: string, limit: number, maxAge: number): Promise<LookupResult> {
+  async search(caller: Caller, query: string, limit: number, maxAge: number, onError?: OnError): Promise<LookupResult> {
     const normalized = normalizeQuery(query);
     const alias = aliases.search(normalized, limit);
-    return this.run(caller, maxAge, {
+    return this.run(caller, { maxAge, onError }, {
       operation: 'search',
       alias,
       kind: 'search',
@@ -192,7 +201,7 @@ export class LookupService {
    * The one flow of every lookup: cache decision, charge (balance checked atomically), live fetch
    * when needed, then settle: keep the charge, lower it to the not-found price, or refund it.
    */
-  private async run(caller: Caller, maxAge: number, plan: LookupPlan): Promise<LookupResult> {
+  private async run(caller: Caller, { maxAge, onError }: Asking, plan: LookupPlan): Promise<LookupResult> {
     const base = { workspaceId: caller.workspaceId, requestId: caller.requestId, keyId: caller.keyId, operation: plan.operation };
     const cached = this.memory
       ? await this.memory.read(plan.alias, (entry) => cacheDecision(entry, maxAge, this.clock()) === 'HIT', (alias) => this.cached(alias))
@@ -219,10 +228,18 @@ export class LookupService {
     // From here the charge stands until settled. A failure that is no outage is refunded in this
     // same answer (Billing rule 3): the abandoned-charge sweeper is for crashed instances only.
     let settled: { balance: number; refunded: number };
-    let fetched: FetchVerdict;
+    let fetched: FetchVerdict | StaleVerdict;
+    let stale: StaleVerdict | null = null;
     try {
       const outcome = await plan.fetch().catch((err: unknown): SourceOutcome => ({ kind: 'failure', code: 'internal_error', message: err instanceof Error ? err.message : String(err) }));
-      fetched = decideFetched({ asked: plan, status: verdict.status, charged: verdict.charge, outcome, fetchedAt: this.clock(), requestId: caller.requestId });
+      // Opt-in (`on_error: "stale"`): a failed fetch answered with the cached copy, if any.
+      stale =
+        outcome.kind === 'failure'
+          ? decideStale({ asked: plan, onError, status: verdict.status, charged: verdict.charge, failure: outcome, cached, now: this.clock() })
+          : null;
+      fetched =
+        stale ??
+        decideFetched({ asked: plan, status: verdict.status, charged: verdict.charge, outcome, fetchedAt: this.clock(), requestId: caller.requestId });
       settled = await this.settle({ ...base, ...fetched.settlement });
     } catch (err) {
       if (err instanceof DatabaseUnavailableError) throw err;
@@ -231,6 +248,7 @@ export class LookupService {
     }
     const billing = { charged: verdict.charge - settled.refunded, balance: settled.balance };
     if ('error' in fetched) throw lookupError(fetched.error, billing);
+    if (stale) return { answer: stale.answer, billing, staleBecause: stale.staleBecause };
     return { answer: fetched.answer, billing };
   }
 

@@ -2,6 +2,7 @@
 // they come (support.ts); here, the checker is shown to refuse what is not documented, and every
 // documented operation is called while Redis is out and while PostgreSQL is out, whose answers
 // the other suites never see.
+import { parseList, type Item } from 'structured-headers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildOpenApiDocument } from '../../contracts/openapi';
 import { SESSION_COOKIE } from '../../contracts/console';
@@ -96,6 +97,9 @@ describe('Redis out (REDIS_URL at a closed port)', () => {
       expect([operation, answer.statusCode, answer.json().error.code]).toEqual([operation, 503, 'service_unavailable']);
       expect(answer.headers['retry-after'], operation).toBeDefined();
       expect(answer.headers['ratelimit-remaining'], operation).toBe('0');
+      // The structured field says the same: nothing left, back after Retry-After.
+      const [[, params]] = parseList(String(answer.headers.ratelimit)) as [Item];
+      expect([params.get('r'), params.get('t')], operation).toEqual([0, Number(answer.headers['retry-after'])]);
     }
   });
 

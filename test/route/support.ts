@@ -39,6 +39,8 @@ export interface RouteApp {
   readModels: ReadModels;
   workspaces: Workspaces;
   keys: Keys;
+  /** The event store of the app (to write what an earlier fetch would have, say). */
+  store: EventStore;
   /** A workspace with `credits` and one key; `headers` authenticate as that key. */
   keyed(opts?: { credits?: number; rateLimitPerMinute?: number; maxConcurrency?: number }): Promise<{ workspaceId: string; headers: Record<string, string> }>;
   call(method: InjectOptions['method'], url: string, opts?: { headers?: Record<string, string>; body?: unknown }): Promise<Answer>;
@@ -99,6 +101,7 @@ export async function startRouteApp(
     readModels,
     workspaces,
     keys,
+    store,
     async keyed({ credits = 100, rateLimitPerMinute, maxConcurrency } = {}) {
       const ws = await workspaces.create({ name: 'route test', credits, maxConcurrency });
       const key = await keys.create(ws.id, { rateLimitPerMinute });

@@ -87,7 +87,7 @@ async function takeItemTokens(app: FastifyInstance, req: FastifyRequest, reply: 
   const wanted = extraTokensWanted(items);
   if (wanted === 0) return { granted: 1, retryAfterSeconds: 0 };
   const taken = await app.deps.rateLimiter.takeUpTo(apiKeyBucket(key.keyId), key.rateLimitPerMinute, wanted);
-  setRateLimitHeaders(reply, taken);
+  setRateLimitHeaders(reply, 'key', taken);
   return { granted: 1 + taken.granted, retryAfterSeconds: taken.retryAfterSeconds };
 }
 

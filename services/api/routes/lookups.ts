@@ -35,7 +35,11 @@ async function runLookup(app: FastifyInstance, req: FastifyRequest, call: Lookup
   const slot = await deps.slots.acquire(`ws:${key.workspaceId}`, key.maxConcurrency);
   if (!slot) throw new ApiError('concurrency_limited', { retryAfterSeconds: 1 });
   try {
-    return success(req.id, await call({ requestId: req.id, workspaceId: key.workspaceId, keyId: key.keyId }));
+    const result = await call({ requestId: req.id, workspaceId: key.workspaceId, keyId: key.keyId });
+    if (result.staleBecause) {
+      req.log.warn({ request_id: req.id, failure: result.staleBecause, age_seconds: result.answer.cache.age_seconds }, 'live fetch failed; answered with the cached copy (on_error: stale)');
+    }
+    return success(req.id, result);
   } catch (err) {
     const apiError = toApiError(err, 'lookup');
     if (!isStoredOutcome(apiError.status)) throw apiError;

@@ -1,4 +1,4 @@
-import { newEvent } from '../../../contracts/events';
+import { newEvent, type EventData } from '../../../contracts/events';
 import type { NewEvent } from '../../eventstore/types';
 import type { BatchingWriter, Decision, LockedState } from '../batching-writer';
 import { UnknownWorkspaceError } from '../errors';
@@ -7,7 +7,8 @@ import { refundDue } from './settle';
 
 /** A call answered "nothing charged" whose charge may stand in the ledger. */
 export interface VoidCommand extends CallRef {
-  cacheStatus: 'HIT' | 'MISS' | 'REFRESH' | null;
+  /** How the call was to be answered (STALE: a stale copy whose settlement could not be written). */
+  cacheStatus: EventData<'LookupCompleted'>['cache_status'];
 }
 
 export interface VoidResult {

@@ -152,7 +152,12 @@ export function expectRateLimitHeaders(res: HttpResult) {
   for (const h of ['ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset']) {
     expect(res.headers.get(h), h).toMatch(/^\d+$/);
   }
+  // The same bucket as the draft's structured fields (docs/api.md, Standard rate-limit fields).
+  expect(res.headers.get('ratelimit-policy')).toBe(`"${bucketName(res)}";q=${res.headers.get('ratelimit-limit')};w=60`);
+  expect(res.headers.get('ratelimit')).toMatch(new RegExp(`^"${bucketName(res)}";r=${res.headers.get('ratelimit-remaining')};t=\\d+$`));
 }
+
+const bucketName = (res: HttpResult) => /^"(key|ip|console)"/.exec(res.headers.get('ratelimit-policy') ?? '')?.[1] ?? 'none';
 
 /** The ledger under one request id: charge and refund (refunded failures) or just the charge. */
 export async function ledgerTypes(server: E2eServer, workspaceId: string, requestId: string): Promise<Array<[string, number]>> {

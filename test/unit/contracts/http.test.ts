@@ -83,8 +83,16 @@ describe('response envelopes', () => {
     ).toBe(true);
   });
 
-  it('refuses a cache status outside HIT, MISS, REFRESH', () => {
-    expect(CompanyLookupResponse.safeParse({ data: COMPANY, meta: { ...META, cache: { ...META.cache, status: 'STALE' } } }).success).toBe(false);
+  it('refuses a cache status outside HIT, MISS, REFRESH, STALE', () => {
+    expect(CompanyLookupResponse.safeParse({ data: COMPANY, meta: { ...META, cache: { ...META.cache, status: 'STALE' } } }).success).toBe(true);
+    expect(CompanyLookupResponse.safeParse({ data: COMPANY, meta: { ...META, cache: { ...META.cache, status: 'EXPIRED' } } }).success).toBe(false);
+  });
+
+  it('takes on_error "stale" on the lookups and search, nothing else', () => {
+    expect(CompanyLookupRequest.safeParse({ url: 'acme', on_error: 'stale' }).success).toBe(true);
+    expect(SearchRequest.safeParse({ query: 'acme', on_error: 'stale' }).success).toBe(true);
+    expect(CompanyLookupRequest.safeParse({ url: 'acme', on_error: 'error' }).success).toBe(false);
+    expect(CompanyLookupRequest.parse({ url: 'acme' })).not.toHaveProperty('on_error');
   });
 
   it('the cache area answer carries nulls when nothing is cached', () => {

@@ -32,7 +32,7 @@ export const consoleKey: JsonBody<'/console/v1/keys', 'post'> = {};
 // Answers: what the service always sends is not optional.
 declare const answer: components['schemas']['CompanyLookupResponse'];
 export const charged: number = answer.meta.credits_charged;
-export const status: 'HIT' | 'MISS' | 'REFRESH' = answer.meta.cache.status;
+export const status: 'HIT' | 'MISS' | 'REFRESH' | 'STALE' = answer.meta.cache.status;
 declare const failure: components['schemas']['ErrorEnvelope'];
 export const code: components['schemas']['ErrorObject']['code'] = failure.error.code;
 // @ts-expect-error error.code is the catalogue's enum, not any string

@@ -151,6 +151,8 @@ describe('buildOpenApiDocument', () => {
         'RateLimit-Limit',
         'RateLimit-Remaining',
         'RateLimit-Reset',
+        'RateLimit-Policy',
+        'RateLimit',
         'X-Credits-Charged',
         'X-Credits-Remaining',
         'X-Cache',
@@ -235,7 +237,7 @@ describe('statuses and headers from each row policy', () => {
 
   it('given the liveness probe (a bucket when reachable), then its 503 is the degraded body and RateLimit headers are optional', () => {
     expect(doc.paths['/v1/health'].get.responses['503'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/HealthResponse' });
-    expect(headers('/v1/health', 'get', '200')).toEqual({ 'X-Request-Id': true, 'RateLimit-Limit': false, 'RateLimit-Remaining': false, 'RateLimit-Reset': false });
+    expect(headers('/v1/health', 'get', '200')).toEqual({ 'X-Request-Id': true, 'RateLimit-Limit': false, 'RateLimit-Remaining': false, 'RateLimit-Reset': false, 'RateLimit-Policy': false, RateLimit: false });
   });
 
   it('given a bucket row, then RateLimit headers are required except on a 500 or 503, which may come before the bucket is read', () => {

@@ -7,6 +7,7 @@ import {
   pricingTable,
   refundCap,
   refundOwed,
+  staleAnswerPrice,
   successPrice,
   type BilledOperation,
   type PricedOperation,
@@ -31,6 +32,14 @@ describe('price table (docs/api.md "Prices")', () => {
     expect(successPrice(op)).toBe(success);
     expect(notFoundPrice(op)).toBe(notFound);
   });
+
+  it.each(['company', 'domain', 'person_url', 'person_name', 'search'] as PricedOperation[])(
+    'given %s, when a stale copy answers a failed fetch (on_error stale), then it costs the cache-hit price, the success price',
+    (op) => {
+      expect(staleAnswerPrice(op)).toBe(chargeForOutcome(op, 'success', true));
+      expect(staleAnswerPrice(op)).toBe(successPrice(op));
+    },
+  );
 
   it('the not-found prices in words, for the errors page', () => {
     expect(notFoundPricesText()).toBe('1 credit by company reference or person, 4 by website domain');

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Operation } from '../../../contracts/events';
-import { decideFailureAfterCharge, decideFetched, decideFromCache, type CachedEntry, type LookupAsked, type SourceOutcome } from '../../../services/lookup/decider';
+import { decideFailureAfterCharge, decideFetched, decideFromCache, decideStale, type CachedEntry, type LookupAsked, type SourceOutcome } from '../../../services/lookup/decider';
 
 const NOW = new Date('2025-06-01T12:00:00.000Z');
 const secondsAgo = (s: number) => new Date(NOW.getTime() - s * 1000);
@@ -176,5 +176,52 @@ describe('decideFailureAfterCharge: a failure on the service\'s side after the c
         completed: { outcome: 'error', cache_status: status, credits_charged: 0, error_code: 'internal_error' },
       });
     });
+  });
+});
+
+describe('decideStale: on_error "stale", a cached copy in place of a failed live fetch', () => {
+  describe.each(OPERATIONS)('%s', (operation) => {
+    const asked = ASKED[operation];
+    const { success } = PRICES[operation];
+
+    it.each(FAILURE_CODES)(
+      `given a cached profile and on_error stale, when the REFRESH fails with %s, then the copy answers STALE at the cache-hit price (${success}) and the charge is kept`,
+      (code) => {
+        expect(
+          decideStale({ asked, onError: 'stale', status: 'REFRESH', charged: success, failure: { kind: 'failure', code }, cached: cachedProfile(7200), now: NOW }),
+        ).toEqual({
+          // The failed fetch's refund and the stale answer's charge net out: nothing to refund.
+          settlement: { completed: { outcome: 'success', cache_status: 'STALE', credits_charged: success, error_code: code } },
+          answer: { data: PROFILE, contentHash: HASH, cache: { status: 'STALE', age_seconds: 7200, fetched_at: secondsAgo(7200).toISOString() } },
+          staleBecause: code,
+        });
+      },
+    );
+  });
+
+  it('given a copy of any age (a year), when the fetch fails, then it still answers, its age told', () => {
+    const year = 365 * 86_400;
+    const verdict = decideStale({ asked: ASKED.company, onError: 'stale', status: 'REFRESH', charged: 1, failure: { kind: 'failure', code: 'timeout' }, cached: cachedProfile(year), now: NOW });
+    expect(verdict?.answer.cache).toEqual({ status: 'STALE', age_seconds: year, fetched_at: secondsAgo(year).toISOString() });
+  });
+
+  it('given more charged up front than the cache-hit price, when answered stale, then the difference is refunded with the failure as its cause', () => {
+    const verdict = decideStale({ asked: ASKED.company, onError: 'stale', status: 'REFRESH', charged: 3, failure: { kind: 'failure', code: 'blocked' }, cached: cachedProfile(10), now: NOW });
+    expect(verdict?.settlement).toEqual({
+      refund: { owed: 2, cause: 'blocked' },
+      completed: { outcome: 'success', cache_status: 'STALE', credits_charged: 1, error_code: 'blocked' },
+    });
+  });
+
+  it('given no on_error, when the fetch fails with a copy cached, then nothing changes: no stale verdict', () => {
+    expect(decideStale({ asked: ASKED.company, onError: undefined, status: 'REFRESH', charged: 1, failure: { kind: 'failure', code: 'upstream_error' }, cached: cachedProfile(10), now: NOW })).toBeNull();
+  });
+
+  it('given on_error stale but nothing cached (a MISS), when the fetch fails, then no stale verdict: the failure answers', () => {
+    expect(decideStale({ asked: ASKED.company, onError: 'stale', status: 'MISS', charged: 1, failure: { kind: 'failure', code: 'upstream_error' }, cached: undefined, now: NOW })).toBeNull();
+  });
+
+  it('given on_error stale and a cached not-found, when the fetch fails, then no stale verdict: a not-found is no copy to answer with', () => {
+    expect(decideStale({ asked: ASKED.company, onError: 'stale', status: 'REFRESH', charged: 1, failure: { kind: 'failure', code: 'timeout' }, cached: cachedNotFound(10), now: NOW })).toBeNull();
   });
 });
