@@ -36,6 +36,7 @@ const CHANNEL_DESCRIPTIONS: Record<TopicKind, string> = {
   profiles: 'Profiles fetched and definitive not-founds. Key: the entity (ProfileFetched) or the alias asked (ProfileNotFound).',
   keys: 'API keys created, renamed, attributed and revoked (never the key hash). Key: key id.',
   members: 'Workspace membership: invitations, accepted invitations, roles, removals, password changes and resets (never a token, the hash of a token or a password hash). Key: workspace id.',
+  webhooks: "Watches' schedules (created, deleted, paused for credits, resumed) and webhook endpoints given up as failing. Key: workspace id.",
   other: 'Events of types this version of the contract does not know (written by a newer version), never dropped. Key: the stream.',
   balances:
     'Compacted: the latest balance of each workspace, key = workspace id. Read from the beginning, the last value of each key is the balance the admin API reports once the relay has caught up.',
@@ -97,7 +98,7 @@ const UNKNOWN_EVENT = 'UnknownEvent';
 
 export function buildAsyncApiDocument(): Record<string, unknown> {
   const messages: Record<string, unknown> = {};
-  const channelMessages: Record<TopicKind, string[]> = { ledger: [], lookups: [], profiles: [], keys: [], members: [], other: [], balances: [] };
+  const channelMessages: Record<TopicKind, string[]> = { ledger: [], lookups: [], profiles: [], keys: [], members: [], webhooks: [], other: [], balances: [] };
 
   for (const type of Object.keys(EVENT_SCHEMAS).sort() as EventType[]) {
     const route = EVENT_ROUTES[type];

@@ -1,21 +1,18 @@
 import { z } from 'zod';
-import type { ZodOpenApiOperationObject, ZodOpenApiPathsObject, ZodOpenApiResponsesObject } from 'zod-openapi';
-import type { ErrorCode } from './errors';
-import { LedgerResponse, OperationName, RATE_LIMIT_PER_MINUTE_DEFAULT, StatementQuery, StatementResponse, UsageRow } from './http';
+import { CACHE_STATUSES, ERRORS_MEANING, idString, isoDateTime, LedgerEntry, LedgerResponse, OperationName, queryInt, RATE_LIMIT_PER_MINUTE_DEFAULT, UsageRow } from './http';
 import { text } from './text';
 
 /**
  * The workspace console's JSON API (`/console/v1`, session cookie) and the admin endpoint that
- * invites a workspace's first member. Documented in the OpenAPI document under the tag `Console`.
+ * invites a workspace's first member: the schemas of their rows in the endpoint table
+ * (endpoints.ts), documented in the OpenAPI document under the tag `Console`.
  */
 
 export const SESSION_COOKIE = 'lookup_console_session';
 export const CSRF_HEADER = 'X-CSRF-Token';
 
-const isoDateTime = () => z.iso.datetime({ offset: true });
 const Role = z.enum(['owner', 'member']).meta({ description: '`owner`: everything, members included; `member`: keys and all numbers.' });
 const email = () => z.email().max(254);
-const idString = () => text({ max: 200, kind: 'id' });
 /** The password rule itself (length in characters) is the domain's: a refusal is a 400 with details. */
 const password = () => z.string().max(4096);
 const keyName = () => text({ max: 200, kind: 'line' });
@@ -31,6 +28,10 @@ const InvitationToken = text({ max: 100, kind: 'id' }).meta({ description: 'The 
 const KeyId = z.string().meta({ description: 'The key id (`key_…`).' });
 const KeyPrefix = z.string().meta({ description: 'The first 12 characters of the key (`lk_live_` and 4 more), to recognise it by.' });
 const KeyNameOrNull = z.string().nullable().meta({ description: 'The name given to the key; null when it has none.' });
+const pathId = (description: string) => z.strictObject({ id: idString().meta({ description }) });
+export const KeyPathParams = pathId('The key id (`key_…`).');
+export const MemberPathParams = pathId('The member id (`mem_…`).');
+export const InvitationPathParams = pathId('The invitation id (`inv_…`).');
 const KeyCreatedAt = isoDateTime().meta({ description: 'When the key was created (ISO 8601, UTC).' });
 
 export const InvitationCreateRequest = z.strictObject({
@@ -45,6 +46,10 @@ export const InvitationCreatedResponse = z.strictObject({
   role: Role,
   expires_at: InvitationExpiresAt,
 }).meta({ description: 'The one-time link (`/console/accept?token=…&workspace=ws_…`, once, 7 days) is emailed to the invited address only: it is not in this answer.' });
+/** The operator's answer: the link too, to bootstrap a workspace whatever the mail setup (docs/api.md, "Invitations"). */
+export const AdminInvitationCreatedResponse = InvitationCreatedResponse.extend({
+  link: z.string().meta({ description: 'The one-time link (`/console/accept?token=…&workspace=ws_…`): it works once, for 7 days. Emailed to the invited address as well.' }),
+});
 
 export const SignInRequest = z.strictObject({
   workspace_id: idString().meta({ description: 'The workspace to sign in to (`ws_…`): a member belongs to one workspace, and one email may be a member of several, each with its own password.' }),
@@ -148,7 +153,7 @@ export const OverviewResponse = z.strictObject({
         recorded_at: isoDateTime().meta({ description: 'When the call ended (ISO 8601, UTC).' }),
       }),
     )
-    .meta({ description: 'The last 10 calls answered with an error code, not-founds included, newest first.' }),
+    .meta({ description: `The last 10 calls that ended in an error, newest first. ${ERRORS_MEANING}` }),
   last_insufficient_credits: z
     .strictObject({
       request_id: z.string().meta({ description: "The refused call's request id." }),
@@ -168,19 +173,19 @@ export const ConsoleAlertSettings = z.strictObject({
 
 const queryDay = () => z.iso.date();
 // Metadata rather than described schemas: an optional parameter takes its description from its outer schema only.
+// Every console period is half-open, [from, to), as the statement's.
 const FIRST_DAY = { description: 'The first UTC day (`YYYY-MM-DD`), included.' };
-const LAST_DAY = { description: 'The last UTC day (`YYYY-MM-DD`), included.' };
+const END_DAY = { description: 'The UTC day (`YYYY-MM-DD`) the period ends at, excluded: `[from, to)`.' };
 export const ConsoleUsageQuery = z.strictObject({
   key_id: idString().optional().meta({ description: "Only this key's rows: a key id of the workspace (another is 404 `not_found`)." }),
   operation: text({ max: 50, kind: 'id' }).optional().meta({ description: "Only this operation's rows." }),
   from: queryDay().optional().meta(FIRST_DAY),
-  to: queryDay().optional().meta(LAST_DAY),
+  to: queryDay().optional().meta(END_DAY),
 });
 export const ConsoleUsageResponse = z.strictObject({
   data: z.array(UsageRow).meta({ description: 'One row per UTC day, key and operation used, oldest day first.' }),
 });
 
-const queryInt = (min: number, max: number) => z.string().regex(/^\d{1,16}$/).transform(Number).pipe(z.int().min(min).max(max));
 export const ConsoleLedgerQuery = z.strictObject({
   request_id: idString().optional().meta({ description: "Only this request id's entries: a call's charge and its refund." }),
   after: queryInt(0, Number.MAX_SAFE_INTEGER).optional().meta({ description: 'Entries after this log position: the `next` of the page before.' }),
@@ -188,7 +193,52 @@ export const ConsoleLedgerQuery = z.strictObject({
 });
 export const ConsoleLedgerCsvQuery = z.strictObject({
   from: queryDay().meta(FIRST_DAY),
-  to: queryDay().meta({ description: 'The last UTC day (`YYYY-MM-DD`), included; not before `from`.' }),
+  to: queryDay().meta({ description: 'The UTC day (`YYYY-MM-DD`) the period ends at, excluded: `[from, to)`; not before `from`.' }),
+});
+const ConsoleLedgerEntry = LedgerEntry.extend({ operation: OperationName.nullable().meta({ description: "The charged call's operation; null for a grant." }) });
+export const ConsoleLedgerResponse = z.strictObject({
+  data: z
+    .array(ConsoleLedgerEntry)
+    .meta({ description: 'The entries, oldest first (by log position).' }),
+  next: LedgerResponse.shape.next,
+});
+
+export const RequestPathParams = pathId("The call's request id (its `X-Request-Id`, `req_…`).");
+export const ConsoleRequestStory = z.strictObject({
+  request_id: z.string().meta({ description: "The call's request id." }),
+  call: z
+    .strictObject({
+      operation: OperationName,
+      key_id: KeyId,
+      recorded_at: isoDateTime().meta({ description: 'When the call ended (ISO 8601, UTC).' }),
+      outcome: z.enum(['success', 'not_found', 'error']).meta({ description: `\`error\`: ${ERRORS_MEANING}` }),
+      status: z.int().meta({ description: 'The HTTP status the call was answered with.' }),
+      cache_status: z.enum(CACHE_STATUSES).nullable().meta({ description: 'The answer\'s `X-Cache`; null when no profile was read.' }),
+      credits_charged: z.int().meta({ description: 'Credits charged for the call, before any refund.' }),
+      error_code: z.string().nullable().meta({ description: 'The `error.code` of the answer; null for a 200.' }),
+    })
+    .nullable()
+    .meta({ description: 'The call as it ended; null while it has not (or if it ended before it ran).' }),
+  refund: z
+    .strictObject({
+      credits: z.int().meta({ description: 'Credits given back.' }),
+      cause: z.string().meta({ description: 'Why: the error code refunded, or `not_found_price`.' }),
+      recorded_at: isoDateTime().meta({ description: 'When the refund was recorded (ISO 8601, UTC).' }),
+    })
+    .nullable()
+    .meta({ description: 'The refund of the call, if any.' }),
+  content_hash: z.string().nullable().meta({ description: 'The `content_hash` (`sha256:…`) of the profile the call fetched; null when it fetched none (a cache hit, a not-found, an error).' }),
+  ledger: z.array(ConsoleLedgerEntry).meta({ description: "The call's ledger entries (its charge and its refund), with balance_after." }),
+  events: z
+    .array(
+      z.strictObject({
+        position: z.int().meta({ description: "The event's position in the log." }),
+        stream: z.string().meta({ description: 'The stream it was appended to.' }),
+        type: z.string().meta({ description: 'The event type.' }),
+        recorded_at: isoDateTime().meta({ description: 'When it was recorded (ISO 8601, UTC).' }),
+      }),
+    )
+    .meta({ description: 'Every event the call appended to the log, in log order.' }),
 });
 
 export const MemberPatchRequest = z.strictObject({ role: Role });
@@ -219,127 +269,3 @@ export const CONSOLE_SECURITY_SCHEME = {
   name: SESSION_COOKIE,
   description: `Set by sign-in (HttpOnly, SameSite=Lax). POST, PATCH and DELETE also need \`${CSRF_HEADER}\` (from GET /console/v1/session).`,
 };
-
-/** The builders of openapi.ts, for the console's per-IP bucket (`'console'`). */
-interface AnswerBuilders {
-  errorResponses(codes: readonly ErrorCode[], docsUrl: string, options: { replayable: boolean; policy: 'console' }): ZodOpenApiResponsesObject;
-  answerHeaders(policy: 'console', status: number): z.ZodObject;
-}
-
-/**
- * The errors of every console call beyond its own (`codes`), as the console admits it
- * (services/console-web/plugin.ts): a request it cannot read; its per-IP bucket empty or
- * unreadable (Redis out); no session where one is needed; a POST, PATCH or DELETE from another
- * origin or without the CSRF token; a dependency away; a bug.
- */
-function consoleAdmissionErrors(method: 'get' | 'post' | 'patch' | 'delete', open: boolean): ErrorCode[] {
-  return ['invalid_request', ...(open ? [] : (['unauthorized'] as const)), ...(method === 'get' ? [] : (['forbidden'] as const)), 'rate_limited', 'internal_error', 'service_unavailable'];
-}
-
-/** The `/console/v1` paths, each answer and error from the schemas above and the catalogue. */
-export function consoleOpenApiPaths(docsUrl: string, { errorResponses, answerHeaders }: AnswerBuilders): ZodOpenApiPathsObject {
-  const op = (
-    method: 'get' | 'post' | 'patch' | 'delete',
-    operationId: string,
-    summary: string,
-    success: { status: string; schema?: z.ZodType; description?: string },
-    extra: { body?: z.ZodType; query?: z.ZodObject; codes?: ErrorCode[]; open?: boolean; csv?: boolean; path?: z.ZodString } = {},
-  ): ZodOpenApiOperationObject => {
-    const codes: ErrorCode[] = [...(extra.codes ?? []), ...consoleAdmissionErrors(method, extra.open ?? false)];
-    const content = {
-      ...(success.schema ? { 'application/json': { schema: success.schema } } : {}),
-      ...(extra.csv ? { 'text/csv': { schema: z.string() } } : {}),
-    };
-    return {
-      operationId,
-      tags: [CONSOLE_TAG.name],
-      summary,
-      description: `${summary}. ${extra.open ? 'Open: no session needed.' : `Needs the console session cookie; a POST, PATCH or DELETE also needs \`${CSRF_HEADER}\`.`}`,
-      security: extra.open ? [] : [{ consoleSession: [] }],
-      ...(extra.query || extra.path ? { requestParams: { ...(extra.query ? { query: extra.query } : {}), ...(extra.path ? { path: z.object({ id: extra.path }) } : {}) } } : {}),
-      ...(extra.body ? { requestBody: { required: true, content: { 'application/json': { schema: extra.body } } } } : {}),
-      responses: {
-        [success.status]: {
-          description: success.description ?? summary,
-          headers: answerHeaders('console', Number(success.status)),
-          ...(Object.keys(content).length > 0 ? { content } : {}),
-        },
-        ...errorResponses([...new Set(codes)], docsUrl, { replayable: false, policy: 'console' }),
-      },
-    };
-  };
-  const none = { status: '204', description: 'Done.' };
-  return {
-    '/console/v1/session': {
-      get: op('get', 'consoleSession', 'The signed-in member, the workspace and the CSRF token', { status: '200', schema: SessionResponse }),
-      post: op('post', 'consoleSignIn', 'Sign in to a workspace (sets the session cookie); slowed, then locked (429), after repeated failures', { status: '200', schema: SessionResponse }, { body: SignInRequest, open: true, codes: ['unauthorized'] }),
-      delete: op('delete', 'consoleSignOut', 'Sign out: every session of the member ends', none),
-    },
-    '/console/v1/invitations/preview': {
-      get: op('get', 'consoleInvitationPreview', 'What an invitation link offers', { status: '200', schema: InvitationPreview }, { query: InvitationLookupQuery, open: true, codes: ['not_found'] }),
-    },
-    '/console/v1/invitations/accept': {
-      post: op('post', 'consoleAcceptInvitation', 'Set a password with a one-time link (signs in)', { status: '200', schema: SessionResponse }, { body: AcceptInvitationRequest, open: true, codes: ['not_found'] }),
-    },
-    '/console/v1/password': {
-      post: op('post', 'consoleChangePassword', 'Change the password (the current one is throttled per member): every other session ends', { status: '200', schema: SessionResponse }, { body: PasswordChangeRequest }),
-    },
-    '/console/v1/password-reset': {
-      post: op(
-        'post',
-        'consoleAskPasswordReset',
-        'Ask for a password reset link by email (1 hour, works once): the same 202 whether or not the email is a member; at most 3 emails per member and hour, 10 asks per client address and minute',
-        { status: '202', description: 'Asked: a member of the workspace with this email gets the link.' },
-        { body: PasswordResetAskRequest, open: true },
-      ),
-    },
-    '/console/v1/password-reset/complete': {
-      post: op('post', 'consoleCompletePasswordReset', "Set a new password with a reset link's token: every session of the member ends", none, { body: PasswordResetCompleteRequest, open: true, codes: ['not_found'] }),
-    },
-    '/console/v1/overview': { get: op('get', 'consoleOverview', 'Balance, credits spent today and this month, 30 days of usage, the last 10 errors', { status: '200', schema: OverviewResponse }) },
-    '/console/v1/alerts': {
-      patch: op('patch', 'consoleSetAlerts', "Set or remove the workspace's low-balance alert threshold (owners only)", { status: '200', schema: ConsoleAlertSettings }, { body: ConsoleAlertSettings, codes: ['forbidden'] }),
-    },
-    '/console/v1/keys': {
-      get: op('get', 'consoleListKeys', 'Every key of the workspace (never the key itself)', { status: '200', schema: ConsoleKeyList }),
-      post: op('post', 'consoleCreateKey', 'Create a key: the full key is in this answer only', { status: '201', schema: ConsoleKeyCreated }, { body: ConsoleKeyCreateRequest }),
-    },
-    '/console/v1/keys/{id}': {
-      patch: op('patch', 'consoleRenameKey', 'Rename a key', { status: '200', schema: ConsoleKey }, { body: ConsoleKeyRenameRequest, codes: ['not_found'], path: KeyId }),
-    },
-    '/console/v1/keys/{id}/revoke': {
-      post: op('post', 'consoleRevokeKey', 'Revoke a key: its next call gets 401 on every instance', { status: '200', schema: ConsoleKeyRevoked }, { codes: ['not_found'], path: KeyId }),
-    },
-    '/console/v1/usage': {
-      get: op('get', 'consoleUsage', 'Usage per day, key and operation (the admin API\'s rows)', { status: '200', schema: ConsoleUsageResponse }, { query: ConsoleUsageQuery, codes: ['not_found'] }),
-    },
-    '/console/v1/ledger': {
-      get: op('get', 'consoleLedger', 'Ledger entries with balance_after, paged, by request id', { status: '200', schema: LedgerResponse }, { query: ConsoleLedgerQuery }),
-    },
-    '/console/v1/ledger.csv': {
-      get: op('get', 'consoleLedgerCsv', 'Ledger entries of a date range (UTC days, inclusive) as CSV', { status: '200', description: 'CSV with a header line.' }, { query: ConsoleLedgerCsvQuery, csv: true }),
-    },
-    '/console/v1/statement': {
-      get: op(
-        'get',
-        'consoleStatement',
-        "The workspace's statement of a period [from, to) (the admin API's): opening and closing balance, credits granted, charged and refunded by operation; `format=csv`: its ledger entries",
-        { status: '200', schema: StatementResponse, description: 'The statement; with `format=csv`, one CSV line per ledger entry of the period.' },
-        { query: StatementQuery, csv: true },
-      ),
-    },
-    '/console/v1/members': {
-      get: op('get', 'consoleMembers', 'Members and pending invitations', { status: '200', schema: MembersResponse }, { codes: ['forbidden'] }),
-    },
-    '/console/v1/members/{id}': {
-      patch: op('patch', 'consoleChangeRole', 'Change a member\'s role (owners only; one owner always stays)', none, { body: MemberPatchRequest, codes: ['not_found'], path: MemberId }),
-      delete: op('delete', 'consoleRemoveMember', 'Remove a member: their sessions end at once (owners only)', none, { codes: ['not_found'], path: MemberId }),
-    },
-    '/console/v1/invitations': {
-      post: op('post', 'consoleInvite', 'Invite someone (owners only): the one-time link is emailed to the invited address', { status: '201', schema: InvitationCreatedResponse }, { body: InvitationCreateRequest }),
-    },
-    '/console/v1/invitations/{id}': {
-      delete: op('delete', 'consoleCancelInvitation', 'Cancel a pending invitation (owners only)', none, { codes: ['not_found'], path: InvitationId }),
-    },
-  };
-}

@@ -227,6 +227,11 @@ const ERROR_REASONS = {
   no_profile_for_name: { codes: ['not_found'], meaning: 'No profile found for the name.' },
   no_public_page: { codes: ['not_found', 'unresolvable_id'], meaning: 'No public company page for the numeric company id.' },
   no_results: { codes: ['not_found'], meaning: 'The search source answered not-found for the query.' },
+  // Webhooks and watches.
+  no_webhook_endpoint: { codes: ['not_found'], meaning: 'No such webhook endpoint in the workspace.' },
+  no_webhook_delivery: { codes: ['not_found'], meaning: 'No such delivery of the webhook endpoint.' },
+  no_watch: { codes: ['not_found'], meaning: 'No such watch in the workspace.' },
+  webhook_url_refused: { codes: ['invalid_request'], meaning: 'The webhook URL is not http(s), carries credentials, or names an address the service may not reach (private, loopback, link-local).' },
   // The admin API.
   no_audit: { codes: ['not_found'], meaning: 'No audit job with that id (the last 20 finished are kept).' },
   // The console and the admin API: which refusal it is.

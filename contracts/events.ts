@@ -9,6 +9,8 @@ const workspaceId = z.string().startsWith('ws_');
 const keyId = z.string().startsWith('key_');
 const requestId = z.string().startsWith('req_');
 const credits = z.number().int().nonnegative();
+const watchId = z.string().startsWith('wat_');
+const webhookEndpointId = z.string().startsWith('whep_');
 
 export const Operation = z.enum(['company', 'domain', 'person_url', 'person_name', 'search']);
 export type Operation = z.infer<typeof Operation>;
@@ -156,6 +158,45 @@ export const EVENT_SCHEMAS = {
   ApiKeyRenamed: z.object({ key_id: keyId, workspace_id: workspaceId, name: z.string().nullable(), actor: z.string() }),
   /** On the key's stream, right after its ApiKeyCreated, when a member created it in the console. */
   ApiKeyCreatedBy: z.object({ key_id: keyId, workspace_id: workspaceId, actor: z.string() }),
+  // Watches (docs/api.md "Watches"): the schedule lives on `watch-<watch_id>`; the scheduler's
+  // table (watches) is written in the same transaction as each of these.
+  WatchCreated: z.object({
+    watch_id: watchId,
+    workspace_id: workspaceId,
+    key_id: keyId,
+    operation: z.enum(['company', 'domain', 'person']),
+    body: z.record(z.string(), z.string()),
+    every: z.enum(['1d', '7d', '30d']),
+    webhook_endpoint_id: webhookEndpointId,
+  }),
+  WatchDeleted: z.object({ watch_id: watchId, workspace_id: workspaceId }),
+  /** The workspace's balance is below a refresh's price: its watches wait (WatchResumed once it is not). */
+  WatchPaused: z.object({ watch_id: watchId, workspace_id: workspaceId, reason: z.enum(['insufficient_credits']) }),
+  WatchResumed: z.object({ watch_id: watchId, workspace_id: workspaceId }),
+  /**
+   * On the entity's stream (`company-…`, `person-…`), after the ProfileFetched of a watch's refresh
+   * whose content_hash differs from the one the watch saw last. Delivered as `profile.changed`.
+   */
+  ProfileChanged: z.object({
+    entity: z.string(),
+    kind: z.enum(['company', 'person']),
+    before_hash: z.string().startsWith('sha256:'),
+    after_hash: z.string().startsWith('sha256:'),
+    changed_fields: z.array(z.string()).meta({ description: 'The top-level fields of `data` added, removed or changed, sorted.' }),
+    watch_id: watchId,
+    workspace_id: workspaceId,
+    webhook_endpoint_id: webhookEndpointId,
+    request_id: requestId,
+  }),
+  /** On the endpoint's stream (`webhookendpoint-<id>`): a delivery was given up after the retry horizon; the endpoint is `failing`. */
+  WebhookEndpointFailing: z.object({
+    workspace_id: workspaceId,
+    endpoint_id: webhookEndpointId,
+    url: z.string(),
+    delivery_id: z.string().startsWith('msg_'),
+    attempts: z.number().int().positive(),
+    last_error: z.string().nullable(),
+  }),
 } as const;
 
 export type EventType = keyof typeof EVENT_SCHEMAS;
@@ -184,6 +225,12 @@ export const EVENT_SCHEMA_VERSION: Record<EventType, number> = {
   BalanceLow: 1,
   ApiKeyRenamed: 1,
   ApiKeyCreatedBy: 1,
+  WatchCreated: 1,
+  WatchDeleted: 1,
+  WatchPaused: 1,
+  WatchResumed: 1,
+  ProfileChanged: 1,
+  WebhookEndpointFailing: 1,
 };
 
 /** A new event, its data checked against the contract before it reaches the log. */
@@ -203,4 +250,7 @@ export const streams = {
   search: (limit: number, normalizedQuery: string) => `search-${limit}-${normalizedQuery}`,
   /** Not-found answers have no entity: they live on the stream of the reference that was asked. */
   notFound: (alias: string) => `notfound-${alias}`,
+  watch: (id: string) => `watch-${id}`,
+  /** Kept off the workspace's stream, whose ledger events are hash-chained. */
+  webhookEndpoint: (id: string) => `webhookendpoint-${id}`,
 };

@@ -11,6 +11,49 @@ const REQUEST_ID = 'req_01J9Z8Q4V6Y3M2K7T5R1N0B8CD';
 const FETCHED_AT = '2025-01-15T09:30:00.000Z';
 const HASH = 'sha256:5f1c0e6b2a9d4c3e8f7a6b5c4d3e2f1a0b9c8d7e6f5a4b3c2d1e0f9a8b7c6d5e';
 
+const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
+const endpoint = {
+  id: 'whep_01J9Z8Q4V6Y3M2K7T5R1N0B8CE',
+  url: 'https://example.com/webhooks/lookup',
+  event_types: ['profile.changed'],
+  description: 'CRM sync',
+  state: 'active',
+  failing_since: null,
+  previous_secret_expires_at: null,
+  created_at: FETCHED_AT,
+};
+const delivery = {
+  id: 'msg_01J9Z8Q4V6Y3M2K7T5R1N0B8CF',
+  endpoint_id: endpoint.id,
+  event_type: 'profile.changed',
+  state: 'delivered',
+  created_at: FETCHED_AT,
+  next_attempt_at: null,
+  payload: {
+    type: 'profile.changed',
+    timestamp: FETCHED_AT,
+    data: { entity: 'company:1337', kind: 'company', before_hash: HASH, after_hash: 'sha256:0b9c8d7e6f5a4b3c2d1e0f9a8b7c6d5e5f1c0e6b2a9d4c3e8f7a6b5c4d3e2f1a', changed_fields: ['follower_count'] },
+  },
+  attempts: [
+    { attempt: 1, started_at: FETCHED_AT, status: 'failed', response_status: 503, latency_ms: 84, error: 'answered 503' },
+    { attempt: 2, started_at: '2025-01-15T09:30:05.000Z', status: 'succeeded', response_status: 204, latency_ms: 61, error: null },
+  ],
+};
+const watch = {
+  id: 'wat_01J9Z8Q4V6Y3M2K7T5R1N0B8CG',
+  operation: 'company',
+  body: { url: 'acme-robotics' },
+  every: '7d',
+  webhook_endpoint_id: endpoint.id,
+  state: 'active',
+  paused_reason: null,
+  next_run_at: '2025-01-22T09:30:00.000Z',
+  last_run_at: null,
+  last_request_id: null,
+  content_hash: HASH,
+  created_at: FETCHED_AT,
+};
+
 const company = {
   company_size: { max: 200, min: 51 },
   description: 'Industrial robots for small factories.',
@@ -142,6 +185,32 @@ export function operationExamples(docsUrl: string): Partial<Record<EndpointId, O
       answer: { data: { cached: true, found: false, fetched_at: FETCHED_AT, age_seconds: 120, content_hash: null }, meta: accountMeta },
     },
     cacheStats: { answer: { data: { entries: 42, company: 20, domain: 8, person: 12, search: 2 }, meta: accountMeta } },
+    createWebhookEndpoint: {
+      request: { url: 'https://example.com/webhooks/lookup', event_types: ['profile.changed'], description: 'CRM sync' },
+      answer: { data: { ...endpoint, secret: SECRET }, meta: { request_id: REQUEST_ID } },
+    },
+    listWebhookEndpoints: { answer: { data: [endpoint], meta: { request_id: REQUEST_ID } } },
+    getWebhookEndpoint: { answer: { data: endpoint, meta: { request_id: REQUEST_ID } } },
+    updateWebhookEndpoint: { request: { enabled: false }, answer: { data: { ...endpoint, state: 'disabled' }, meta: { request_id: REQUEST_ID } } },
+    deleteWebhookEndpoint: { answer: { data: { id: endpoint.id, deleted: true }, meta: { request_id: REQUEST_ID } } },
+    rotateWebhookSecret: {
+      answer: { data: { ...endpoint, previous_secret_expires_at: '2025-01-16T09:30:00.000Z', secret: SECRET }, meta: { request_id: REQUEST_ID } },
+    },
+    listWebhookDeliveries: { answer: { data: [delivery], meta: { request_id: REQUEST_ID } } },
+    resendWebhookDelivery: { answer: { data: { ...delivery, state: 'pending', next_attempt_at: '2025-01-15T10:00:00.000Z' }, meta: { request_id: REQUEST_ID } } },
+    createWatch: {
+      request: { operation: 'company', body: { url: 'acme-robotics' }, every: '7d', webhook_endpoint_id: endpoint.id },
+      answer: { data: watch, meta: { request_id: REQUEST_ID } },
+    },
+    listWatches: { answer: { data: [watch], meta: { request_id: REQUEST_ID } } },
+    getWatch: { answer: { data: watch, meta: { request_id: REQUEST_ID } } },
+    deleteWatch: { answer: { data: { id: watch.id, deleted: true }, meta: { request_id: REQUEST_ID } } },
+    runWatch: {
+      answer: {
+        data: { ...watch, last_run_at: FETCHED_AT, last_request_id: REQUEST_ID },
+        meta: { request_id: REQUEST_ID, refresh_request_id: REQUEST_ID, changed: true, credits_charged: 1, credits_remaining: 99 },
+      },
+    },
     health: { answer: { status: 'ok', version: '1.0.0', checks: { database: 'ok' } } },
     ready: {
       answer: { status: 'ok', version: '1.0.0', checks: { started: 'ok', migrated: 'ok', not_draining: 'ok' }, failures: [] },

@@ -46,7 +46,8 @@ export const OnError = z.enum(ON_ERROR_VALUES).optional().meta({
 export type OnError = z.output<typeof OnError>;
 
 const nonNegativeInt = () => z.int().nonnegative();
-const isoDateTime = () => z.iso.datetime({ offset: true });
+/** An instant as the API writes it: ISO 8601 with its offset. */
+export const isoDateTime = () => z.iso.datetime({ offset: true });
 const isoDate = () => z.iso.date();
 
 export const RequestId = z
@@ -378,7 +379,7 @@ export const PricedOperationEntry = z
 
 export const FreeArea = z
   .strictObject({
-    area: z.enum(['cache', 'meta']).meta({ description: 'The free area.' }),
+    area: z.enum(['cache', 'webhooks', 'watches', 'meta']).meta({ description: 'The free area (`watches`: creating and reading them; each refresh is charged, see `notes`).' }),
     price: z.literal(0).meta({ description: 'Always 0.' }),
     endpoints: z.array(z.string()).meta({ description: '`METHOD /path` of each endpoint of the area.' }),
   })
@@ -484,10 +485,13 @@ const rateLimitPerMinute = () =>
   z.int().min(1).max(RATE_LIMIT_PER_MINUTE_MAX).meta({ description: `Requests per minute of the key, 1–${RATE_LIMIT_PER_MINUTE_MAX}.` });
 /** Names of workspaces and keys: one line of text. */
 const nameString = () => text({ max: WORKSPACE_NAME_MAX_CHARS, kind: 'line' });
-const idString = () => text({ max: ID_MAX_CHARS, kind: 'id' });
+/** An id of ours as a request names it (path, query, body): one limit, ID_MAX_CHARS, everywhere. */
+export const idString = () => text({ max: ID_MAX_CHARS, kind: 'id' });
 
 /** `{id}` of the admin paths: checked like any request string; an unknown id is 404 `not_found`. */
-export const AdminPathParams = z.strictObject({ id: idString() });
+export const AdminPathParams = z.strictObject({
+  id: idString().meta({ description: 'The id the path names: a workspace (`ws_…`), a key (`key_…`) or an audit job.' }),
+});
 
 export const WorkspaceCreateRequest = z.strictObject({
   name: nameString(),
@@ -558,7 +562,7 @@ export const KeyListResponse = z.strictObject({ data: z.array(KeySummary) });
 export const KeyRevokeResponse = z.strictObject({ id: z.string(), revoked_at: isoDateTime() });
 
 /** A query-string integer: digits only (query values arrive as strings). */
-const queryInt = (min: number, max: number) =>
+export const queryInt = (min: number, max: number) =>
   z
     .string()
     .regex(/^\d{1,16}$/)
@@ -577,6 +581,10 @@ export const UsageQuery = z.strictObject({
 /** The operation of usage, overview and statement rows: typed as a string there, its values named in words. */
 export const OperationName = z.string().meta({ description: `The operation: ${Operation.options.map((o) => `\`${o}\``).join(', ')}.` });
 
+/** What "errors" means wherever calls are counted or listed (usage, the console): one definition. */
+export const ERRORS_MEANING =
+  'An error is a call that ran and failed: the source timed out or failed, or the service did (its credits are refunded). A not-found is an answer, not an error; a call refused before it ran (400, 401, 402, 429) is neither.';
+
 export const UsageRow = z.strictObject({
   day: isoDate().meta({ description: 'The UTC day (`YYYY-MM-DD`).' }),
   key_id: z.string().nullable().meta({ description: 'The key that made the calls.' }),
@@ -584,7 +592,7 @@ export const UsageRow = z.strictObject({
   calls: nonNegativeInt().meta({ description: 'Calls run that day, whatever they ended in (a call refused before running, e.g. 400 or 402, is not counted).' }),
   credits_charged: nonNegativeInt().meta({ description: 'Credits charged that day.' }),
   credits_refunded: nonNegativeInt().meta({ description: 'Credits refunded that day.' }),
-  errors: nonNegativeInt().meta({ description: 'Of those calls, the ones that ended in an error (a not-found is not one).' }),
+  errors: nonNegativeInt().meta({ description: `Of those calls, the ones that ended in an error. ${ERRORS_MEANING}` }),
 });
 
 export const UsageResponse = z.strictObject({ data: z.array(UsageRow) });

@@ -13,6 +13,8 @@ export const TOPICS = {
   profiles: 'lookup.profiles.v1',
   keys: 'lookup.keys.v1',
   members: 'lookup.members.v1',
+  /** Watches' schedules and webhook endpoints' health, key = workspace id. */
+  webhooks: 'lookup.webhooks.v1',
   /** Events this contract does not know (written by a newer version): published, never dropped. */
   other: 'lookup.other.v1',
   /**
@@ -32,6 +34,7 @@ export const TOPIC_CLEANUP_POLICY: Record<TopicKind, 'delete' | 'compact'> = {
   profiles: 'delete',
   keys: 'delete',
   members: 'delete',
+  webhooks: 'delete',
   other: 'delete',
   balances: 'compact',
 };
@@ -60,6 +63,12 @@ export const EVENT_ROUTES: Partial<Record<EventType, { topic: Exclude<EventTopic
   PasswordChanged: { topic: 'members', keyField: 'workspace_id' },
   PasswordResetRequested: { topic: 'members', keyField: 'workspace_id' },
   PasswordResetCompleted: { topic: 'members', keyField: 'workspace_id' },
+  ProfileChanged: { topic: 'profiles', keyField: 'entity' },
+  WatchCreated: { topic: 'webhooks', keyField: 'workspace_id' },
+  WatchDeleted: { topic: 'webhooks', keyField: 'workspace_id' },
+  WatchPaused: { topic: 'webhooks', keyField: 'workspace_id' },
+  WatchResumed: { topic: 'webhooks', keyField: 'workspace_id' },
+  WebhookEndpointFailing: { topic: 'webhooks', keyField: 'workspace_id' },
 };
 
 /**

@@ -1,16 +1,17 @@
 import { z } from 'zod';
 import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiResponsesObject } from 'zod-openapi';
 import { ApiError, ERROR_CATALOGUE, errorBody, escapeHtml, inlineCodeHtml, statusCarriesRetryAfter, type ErrorCode } from './errors';
-import { errorsOf, publicJsonEndpoints, rateLimitPolicy, type Area, type Endpoint, type EndpointId, type RateLimitPolicy } from './endpoints';
+import { admissionOf, documentRows, errorsOf, publicJsonEndpoints, rateLimitPolicy, type Area, type Endpoint, type EndpointId, type RateLimitPolicy } from './endpoints';
 import { operationExamples, type OperationExample } from './examples';
 import { BATCH_MAX_ITEMS, CACHE_STATUSES, ErrorEnvelope } from './http';
 import { priceSentence } from './prices';
 import { IDEMPOTENCY_KEY_MAX_CHARS } from './validation';
-import { CONSOLE_SECURITY_SCHEME, CONSOLE_TAG, consoleOpenApiPaths } from './console';
+import { CONSOLE_SECURITY_SCHEME, CONSOLE_TAG, CSRF_HEADER } from './console';
 
 /**
- * The OpenAPI 3.1 description of the public API, generated from the zod schemas of
- * `contracts/http.ts` and the error catalogue; no schema here is written by hand.
+ * The OpenAPI 3.1 descriptions of the public API (the console's calls included, tag `Console`)
+ * and of the admin API, generated from the rows of the endpoint table (endpoints.ts), their zod
+ * schemas and the error catalogue; no schema here is written by hand.
  */
 
 export const API_VERSION = '1.0.0';
@@ -62,7 +63,7 @@ const rateLimitHeaders = {
 };
 
 /** The headers of a success answer beyond X-Request-Id and the RateLimit ones, by area. */
-const SUCCESS_HEADERS: Record<Exclude<Area, 'admin'>, z.ZodRawShape> = {
+const SUCCESS_HEADERS: Record<Area, z.ZodRawShape> = {
   lookup: {
     'X-Credits-Charged': H.creditsCharged,
     'X-Credits-Remaining': H.creditsRemaining,
@@ -71,7 +72,11 @@ const SUCCESS_HEADERS: Record<Exclude<Area, 'admin'>, z.ZodRawShape> = {
     'Idempotent-Replayed': H.replayed.optional(),
   },
   cache: { 'X-Credits-Charged': H.creditsCharged, 'X-Credits-Remaining': H.creditsRemaining },
+  webhooks: {},
+  watches: {},
   meta: {},
+  console: {},
+  admin: {},
 };
 
 /** A batch's credit headers are its items' sums; no one cache outcome describes it. */
@@ -87,11 +92,6 @@ const errorCreditHeaders = {
   'X-Credits-Remaining': H.creditsRemaining.optional(),
 };
 
-/**
- * Which buckets a route is on (the route table's RateLimitPolicy), or the console's per-IP bucket,
- * which its hook takes before anything else and answers for even while Redis is out.
- */
-export type BucketPolicy = RateLimitPolicy | 'console';
 
 /**
  * Whether an answer carries the RateLimit headers, as admission sends them: a bucket read or
@@ -99,14 +99,14 @@ export type BucketPolicy = RateLimitPolicy | 'console';
  * checked first, so a failure of ours there (500, or 503 with the database away) goes without.
  * A probe answered without its unreadable bucket has none, and the readiness probe never has.
  */
-function rateLimitHeadersOf(policy: BucketPolicy, status: number): z.ZodRawShape {
+function rateLimitHeadersOf(policy: RateLimitPolicy, status: number): z.ZodRawShape {
   if (policy === 'none') return {};
   const required = policy === 'console' || (policy === 'bucket' && status !== 500 && status !== 503);
   return required ? rateLimitHeaders : Object.fromEntries(Object.entries(rateLimitHeaders).map(([name, schema]) => [name, schema.optional()]));
 }
 
 /** The headers of an answer of a route on `policy`: X-Request-Id, the RateLimit ones, then `more`. */
-export function answerHeaders(policy: BucketPolicy, status: number, more: z.ZodRawShape = {}): z.ZodObject {
+function answerHeaders(policy: RateLimitPolicy, status: number, more: z.ZodRawShape = {}): z.ZodObject {
   return z.object({ 'X-Request-Id': H.requestId, ...rateLimitHeadersOf(policy, status), ...more });
 }
 
@@ -126,10 +126,10 @@ const IdempotencyKeyHeader = z
 
 const EXAMPLE_REQUEST_ID = 'req_01J9Z8Q4V6Y3M2K7T5R1N0B8CD';
 
-export interface ErrorAnswers {
+interface ErrorAnswers {
   /** Idempotent: a stored 404 may come back as a replay of the same Idempotency-Key. */
   replayable: boolean;
-  policy: BucketPolicy;
+  policy: RateLimitPolicy;
 }
 
 function errorResponses(codes: readonly ErrorCode[], docsUrl: string, { replayable, policy }: ErrorAnswers): ZodOpenApiResponsesObject {
@@ -172,23 +172,50 @@ function errorResponses(codes: readonly ErrorCode[], docsUrl: string, { replayab
 
 // ---------- operations, from the route table ----------
 
-/** The row's description; a priced row's prices stated from the price table, never restated by hand. */
+/**
+ * The row's description; a priced row's prices stated from the price table, never restated by
+ * hand; a console call says what its admission asks.
+ */
 function descriptionOf(row: Endpoint): string | undefined {
   const price = row.priced === undefined ? undefined : priceSentence(row.priced);
-  return [row.description, price].filter((part) => part !== undefined).join(' ') || undefined;
+  const console = row.area !== 'console' ? undefined : `${row.summary}. ${admissionOf(row) === 'session' ? `Needs the console session cookie; a POST, PATCH or DELETE also needs \`${CSRF_HEADER}\`.` : 'Open: no session needed.'}`;
+  return [row.description, price, console].filter((part) => part !== undefined).join(' ') || undefined;
+}
+
+/** How the row's admission is declared: the document's default (an API key), none, or its own scheme. */
+const SECURITY: Record<ReturnType<typeof admissionOf>, { security?: Record<string, string[]>[] }> = {
+  apiKey: {},
+  public: { security: [] },
+  session: { security: [{ consoleSession: [] }] },
+  admin: {},
+};
+
+/** The content of the success answer, by the row's kind of answer. */
+function successContent(row: Endpoint, example: OperationExample | undefined): Record<string, { schema: z.ZodType; example?: unknown }> | undefined {
+  if (row.answer === 'empty') return undefined;
+  if (row.answer === 'csv') return { 'text/csv': { schema: z.string() } };
+  if (row.answer === 'html' || row.answer === 'raw') throw new Error(`${row.id} is not in an OpenAPI document`);
+  return {
+    'application/json': { schema: row.answer, ...(example === undefined ? {} : { example: example.answer }) },
+    ...(row.csv ? { 'text/csv': { schema: z.string() } } : {}),
+  };
 }
 
 function operation(row: Endpoint, docsUrl: string): ZodOpenApiOperationObject {
-  if (row.area === 'admin' || row.answer === 'html') throw new Error(`${row.id} is not in the OpenAPI document`);
   const example = operationExamples(docsUrl)[row.id as EndpointId];
+  const content = successContent(row, example);
+  const requestParams = {
+    ...(row.query === undefined ? {} : { query: row.query as z.ZodObject }),
+    ...(row.params === undefined ? {} : { path: row.params as z.ZodObject }),
+  };
   return {
     operationId: row.id,
     tags: [row.tag],
     summary: row.summary,
     ...(descriptionOf(row) === undefined ? {} : { description: descriptionOf(row) }),
-    // The Meta area is public: no key.
-    ...(row.area === 'meta' ? { security: [] } : {}),
+    ...SECURITY[admissionOf(row)],
     ...(row.idempotent ? { parameters: [IdempotencyKeyHeader] } : {}),
+    ...(Object.keys(requestParams).length === 0 ? {} : { requestParams }),
     ...(row.body === undefined
       ? {}
       : { requestBody: { required: true, content: { 'application/json': { schema: row.body, ...(example?.request === undefined ? {} : { example: example.request }) } } } }),
@@ -196,10 +223,10 @@ function operation(row: Endpoint, docsUrl: string): ZodOpenApiOperationObject {
       [String(row.status)]: {
         description: row.answerDescription ?? row.summary,
         headers: answerHeaders(rateLimitPolicy(row), row.status, row.batch ? BATCH_SUCCESS_HEADERS : SUCCESS_HEADERS[row.area]),
-        content: { 'application/json': { schema: row.answer, ...(example === undefined ? {} : { example: example.answer }) } },
+        ...(content === undefined ? {} : { content }),
       },
       ...otherAnswers(row, example),
-      // Its handler's errors and those its admission adds (area, rate-limit policy).
+      // Its handler's errors and those its admission adds (admission, rate-limit policy).
       ...errorResponses(errorsOf(row), docsUrl, { replayable: row.idempotent, policy: rateLimitPolicy(row) }),
     },
   };
@@ -211,7 +238,7 @@ function otherAnswers(row: Endpoint, example: OperationExample | undefined): Zod
   for (const other of row.otherAnswers ?? []) {
     if (errorsOf(row).some((code) => ERROR_CATALOGUE[code].status === other.status)) throw new Error(`${row.id}: ${other.status} is both an error and another answer`);
     const value = example?.otherAnswers?.[other.status];
-    responses[`${other.status}` as `5${string}`] = {
+    responses[`${other.status}` as `${2 | 5}${string}`] = {
       description: other.description,
       headers: answerHeaders(rateLimitPolicy(row), other.status),
       content: { 'application/json': { schema: row.answer as z.ZodType, ...(value === undefined ? {} : { example: value }) } },
@@ -220,9 +247,9 @@ function otherAnswers(row: Endpoint, example: OperationExample | undefined): Zod
   return responses;
 }
 
-function paths(docsUrl: string): Record<string, Record<string, ZodOpenApiOperationObject>> {
+function paths(document: 'public' | 'admin', docsUrl: string): Record<string, Record<string, ZodOpenApiOperationObject>> {
   const byPath: Record<string, Record<string, ZodOpenApiOperationObject>> = {};
-  for (const row of publicJsonEndpoints()) {
+  for (const row of documentRows(document)) {
     byPath[row.path] = { ...byPath[row.path], [row.method.toLowerCase()]: operation(row, docsUrl) };
   }
   return byPath;
@@ -235,17 +262,23 @@ export interface OpenApiOptions {
   docsUrl?: string;
 }
 
-export function buildOpenApiDocument(opts: OpenApiOptions = {}): Record<string, unknown> {
+/** The base addresses of a document, and its `info` but for the description. */
+function documentBase(opts: OpenApiOptions, title: string) {
   const serverUrl = opts.serverUrl?.replace(/\/+$/, '');
-  const docsUrl = opts.docsUrl ?? `${serverUrl ?? ''}/docs`;
+  return {
+    docsUrl: opts.docsUrl ?? `${serverUrl ?? ''}/docs`,
+    servers: serverUrl === undefined ? {} : { servers: [{ url: serverUrl }] },
+    // The service is not open source (package.json: private); callers use it under their agreement.
+    info: { title, version: API_VERSION, license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' } },
+  };
+}
 
+export function buildOpenApiDocument(opts: OpenApiOptions = {}): Record<string, unknown> {
+  const { docsUrl, servers, info } = documentBase(opts, 'Company and Person Lookup API');
   const document = createDocument({
     openapi: '3.1.0',
     info: {
-      title: 'Company and Person Lookup API',
-      version: API_VERSION,
-      // The service is not open source (package.json: private); callers use it under their agreement.
-      license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
+      ...info,
       description: [
         'Company profiles (by company reference or website domain) and person mini profiles, served from a cache when fresh enough (`max_age`) and fetched live otherwise.',
         'Every lookup draws credits from the workspace balance (see GET /v1/pricing); failures not caused by the input are refunded automatically.',
@@ -253,11 +286,13 @@ export function buildOpenApiDocument(opts: OpenApiOptions = {}): Record<string, 
         `Error codes: ${docsUrl}/errors.`,
       ].join('\n\n'),
     },
-    ...(serverUrl === undefined ? {} : { servers: [{ url: serverUrl }] }),
+    ...servers,
     tags: [
       { name: 'Lookups', description: 'Company and person lookups (charged).' },
       { name: 'Search', description: 'Web search results as JSON (charged).' },
       { name: 'Cache', description: 'What the cache holds (free).' },
+      { name: 'Webhooks', description: 'Webhook endpoints, signed by the Standard Webhooks specification, their deliveries and re-sends (free).' },
+      { name: 'Watches', description: 'Profiles refreshed on schedule, `profile.changed` webhooks on change (each refresh charged).' },
       { name: 'Meta', description: 'Public, unauthenticated endpoints.' },
       CONSOLE_TAG,
     ],
@@ -278,7 +313,31 @@ export function buildOpenApiDocument(opts: OpenApiOptions = {}): Record<string, 
         consoleSession: CONSOLE_SECURITY_SCHEME,
       },
     },
-    paths: { ...paths(docsUrl), ...consoleOpenApiPaths(docsUrl, { errorResponses, answerHeaders }) },
+    paths: paths('public', docsUrl),
+  });
+  return document as unknown as Record<string, unknown>;
+}
+
+/** The admin API's own document, served behind the admin token (`GET /admin/v1/openapi.json`). */
+export function buildAdminOpenApiDocument(opts: OpenApiOptions = {}): Record<string, unknown> {
+  const { docsUrl, servers, info } = documentBase(opts, 'Company and Person Lookup API: admin API');
+  const document = createDocument({
+    openapi: '3.1.0',
+    info: {
+      ...info,
+      description: [
+        "The operator's API: workspaces, credits, keys, usage, ledger, statements, exports, audits, the console's first invitation.",
+        'Every call needs `Authorization: Bearer <ADMIN_TOKEN>`; without it any path under /admin answers 401, known or not. No rate-limit bucket; answers are never cached.',
+        `Error codes: ${docsUrl}/errors.`,
+      ].join('\n\n'),
+    },
+    ...servers,
+    tags: [{ name: 'Admin', description: 'Operators: bearer ADMIN_TOKEN.' }],
+    security: [{ adminToken: [] }],
+    components: {
+      securitySchemes: { adminToken: { type: 'http', scheme: 'bearer', description: '`Authorization: Bearer <ADMIN_TOKEN>`' } },
+    },
+    paths: paths('admin', docsUrl),
   });
   return document as unknown as Record<string, unknown>;
 }

@@ -1,5 +1,5 @@
 // After `tsc -p tsconfig.build.json`: the files the compiled service reads next to its code
-// (SQL migrations, the console's CSS and JS, the list of common passwords), at the same relative places under dist/.
+// (SQL migrations, the console's CSS and icon, the list of common passwords), at the same relative places under dist/.
 // The audit worker's boot module is plain JavaScript: tsc does not emit it.
 import { cpSync } from 'node:fs';
 

@@ -1,25 +1,25 @@
 import type { Socket } from 'node:net';
 import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import { admissionOf, ANONYMOUS_RATE_PER_MINUTE } from '../../contracts/endpoints';
 import { ANONYMOUS_RATE_LIMITED, ApiError } from '../../contracts/errors';
 import { newRequestId } from '../common/ids';
-import type { Config } from '../config/config';
-import { LimiterUnavailableError } from '../limits/limiter-unavailable';
-import { apiKeyBucket, type RateDecision } from '../limits/rate-limiter';
-import { isAdminAuthorization, readCredentials } from './auth';
-import { MALFORMED_REQUEST, createRawAnswerer, type Admission } from './client-errors';
-import type { AppDeps, RequestArea } from './deps';
-import { DrainedAddresses } from './drained-addresses';
 import { describeError } from '../common/log';
+import type { Config } from '../config/config';
+import { consoleAccounts } from '../console-web/accounts';
+import { consoleRoutes } from '../console-web/plugin';
+import { AnonymousBucket } from '../http/admission/buckets';
+import { admissionPlugin } from '../http/admission/plugin';
+import { createRawAnswerer, type Admission as RawAdmission } from '../http/client-errors';
+import type { AppDeps } from '../http/deps';
+import { depsPlugin } from '../http/deps-plugin';
+import { sendError, toApiError } from '../http/errors';
+import { rateLimitHeaders, readingOf } from '../http/rate-limit-headers';
+import { LoadShedder } from '../http/load-shedder';
+import { proxyTrust } from '../http/public-url';
 import { observeResponse } from './access-log';
-import { sendError, toApiError } from './http/errors';
-import { rateLimitHeaders, readingOf, setRateLimitHeaders, setUnreadableBucketHeaders } from './http/rate-limit-headers';
-import { LoadShedder } from './load-shedder';
-import { depsPlugin } from './plugins/deps';
-import { proxyTrust } from './public-url';
+import { paymentRefusalsRecorder } from './payment-refusals';
 import { routePlugins } from './routes';
 
-/** Per-IP bucket for calls without a valid key (401s, the Meta area). */
-export const ANONYMOUS_RATE_PER_MINUTE = 120;
 /**
  * find-my-way cuts a path parameter at 100 characters with its own 414; the admin routes judge
  * their `{id}` themselves (400 in the envelope). Node's 16 KB header limit bounds the URL anyway.
@@ -66,8 +66,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const shedder = new LoadShedder(deps.config);
   app.addHook('onClose', async () => shedder.stop());
 
-  app.decorateRequest('apiKey', null);
   app.decorateRequest('errorAnswer', null);
+  app.addHook('onRequest', async (req, reply) => {
+    reply.header('X-Request-Id', req.id);
+    reply.header('X-Content-Type-Options', 'nosniff');
+  });
   app.addHook('onResponse', async (req, reply) => observeResponse(deps.config, req, reply));
   await app.register(depsPlugin, { deps, shedder });
 
@@ -76,101 +79,28 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => done(null, body));
 
-  const drained = new DrainedAddresses();
-  const takeAnonymous = async (address: string): Promise<RateDecision> => {
-    const decision = await deps.rateLimiter.take(`ip:${address}`, ANONYMOUS_RATE_PER_MINUTE);
-    drained.noteTake(address, decision);
-    return decision;
-  };
-
-  app.addHook('onRequest', async (req, reply) => {
-    reply.header('X-Request-Id', req.id);
-    reply.header('X-Content-Type-Options', 'nosniff');
-    const area = areaOf(req);
-    if (area === 'admin') {
-      // Admin answers carry keys and balances: no cache along the way may keep them.
-      reply.header('Cache-Control', 'no-store');
-      // Known path or not: without the token the admin area shows nothing, not even which paths exist.
-      if (!isAdminAuthorization(req.raw.rawHeaders, deps.config.adminToken)) {
-        reply.header('WWW-Authenticate', 'Bearer');
-        throw new ApiError('unauthorized', { message: 'The admin token is missing or wrong.' });
-      }
-      return;
-    }
-    if (area === 'console') return; // on its own per-IP bucket, taken by services/console-web
-    if (req.routeOptions.config?.rateLimit === 'none') return; // the readiness probe (see the route table)
-    const credentials = readCredentials(req.raw.rawHeaders);
-    let anonymous: RateDecision | undefined;
-    let decision: RateDecision | undefined;
-    if (credentials.kind === 'key' && area !== 'meta') {
-      // Steady state: the revocation mark and the key's token in one Redis round trip.
-      const { takeUnlessMarked } = deps.rateLimiter;
-      const admitted = takeUnlessMarked
-        ? await deps.authenticator.admitCached(credentials.key, (k, markKey) => takeUnlessMarked(apiKeyBucket(k.keyId), markKey, k.rateLimitPerMinute))
-        : undefined;
-      if (admitted) {
-        req.apiKey = admitted.key;
-        decision = admitted.decision;
-      } else {
-        // A made-up key is refused from memory (the key set), so a valid one never pays per IP.
-        const screening = await deps.authenticator.screen(credentials.key);
-        // Only while the set cannot vouch does an unknown key cost a database query: from an
-        // address that ran dry, that attempt pays its per-IP token first.
-        if (screening === 'unsure') {
-          req.log.debug({ drained: drained.has(req.ip) }, 'key set cannot vouch (being rebuilt); the key is checked in the database');
-          if (drained.has(req.ip)) anonymous = await takeAnonymous(req.ip);
-        }
-        if (screening !== 'unlisted' && (!anonymous || anonymous.allowed)) req.apiKey = await deps.authenticator.authenticate(credentials.key);
-      }
-      // Any authenticated request uses the key, whatever its answer (429 included).
-      if (req.apiKey) deps.keyUse.note(req.apiKey.keyId);
-    }
-    try {
-      decision ??= req.apiKey
-        ? await deps.rateLimiter.take(apiKeyBucket(req.apiKey.keyId), req.apiKey.rateLimitPerMinute)
-        : (anonymous ?? (await takeAnonymous(req.ip)));
-    } catch (err) {
-      if (err instanceof LimiterUnavailableError && req.routeOptions.config?.rateLimit === 'bucket_when_reachable') {
-        // A liveness probe says whether this process lives, whatever Redis does (see the route table).
-        req.log.warn({ err }, 'rate limiter out of reach; liveness answered without its bucket');
-        return;
-      }
-      if (err instanceof LimiterUnavailableError) {
-        setUnreadableBucketHeaders(reply, req.apiKey ? 'key' : 'ip', req.apiKey ? req.apiKey.rateLimitPerMinute : ANONYMOUS_RATE_PER_MINUTE);
-      }
-      throw err;
-    }
-    setRateLimitHeaders(reply, req.apiKey ? 'key' : 'ip', decision);
-    if (!decision.allowed) {
-      throw new ApiError('rate_limited', { retryAfterSeconds: decision.retryAfterSeconds, ...(req.apiKey ? {} : { message: ANONYMOUS_RATE_LIMITED }) });
-    }
-    if ((area === 'lookup' || area === 'cache') && !req.apiKey) {
-      // RFC 9110 §11.6.1: a 401 names the scheme it wants.
-      reply.header('WWW-Authenticate', 'Bearer');
-      throw new ApiError('unauthorized');
-    }
-  });
-
-  // HTTP/1.1 requires Host (RFC 9112 §3.2); HTTP/1.0 may omit it.
-  app.addHook('onRequest', async (req) => {
-    const { httpVersionMajor, httpVersionMinor } = req.raw;
-    if (req.headers.host === undefined && (httpVersionMajor > 1 || (httpVersionMajor === 1 && httpVersionMinor >= 1))) {
-      throw new ApiError('invalid_request', { message: MALFORMED_REQUEST, details: [{ field: 'Host', issue: 'required', message: 'HTTP/1.1 requests must send Host.' }] });
-    }
+  // Admission by each row's policies (services/http/admission); every route below is a row.
+  const accounts = consoleAccounts(deps.store);
+  await app.register(admissionPlugin, {
+    adminToken: deps.config.adminToken,
+    authenticator: deps.authenticator,
+    keyUse: deps.keyUse,
+    rateLimiter: deps.rateLimiter,
+    anonymous: new AnonymousBucket(deps.rateLimiter),
+    sessions: accounts.sessions,
   });
 
   app.setErrorHandler(async (error, req, reply) => {
-    let apiError = toApiError(error, areaOf(req));
+    const endpoint = req.routeOptions.config?.endpoint;
+    let apiError = toApiError(error, endpoint && admissionOf(endpoint));
     // The framework's refusal of a request on no route (a bad Content-Type on an unknown path) is still an unknown path.
     if (req.is404 && !(error instanceof ApiError) && apiError.code === 'invalid_request') apiError = new ApiError('route_not_found');
     return sendError(deps, req, reply, error, apiError);
   });
 
-  app.setNotFoundHandler(async () => {
-    throw new ApiError('route_not_found', { message: 'No endpoint exists at this method and path.' });
-  });
-
   for (const plugin of routePlugins) await app.register(plugin);
+  await app.register(consoleRoutes, { accounts });
+  await app.register(paymentRefusalsRecorder);
   return app;
 }
 
@@ -191,7 +121,7 @@ async function answerFrameworkError(deps: AppDeps, app: FastifyInstance, error: 
 }
 
 /** One token of the per-IP bucket, for answers given outside the routes' hooks. */
-async function admitAnonymous(deps: AppDeps, app: FastifyInstance, ip: string, requestId: string): Promise<Admission> {
+async function admitAnonymous(deps: AppDeps, app: FastifyInstance, ip: string, requestId: string): Promise<RawAdmission> {
   try {
     const decision = await deps.rateLimiter.take(`ip:${ip}`, ANONYMOUS_RATE_PER_MINUTE);
     return {
@@ -203,12 +133,6 @@ async function admitAnonymous(deps: AppDeps, app: FastifyInstance, ip: string, r
     app.log.error({ err, request_id: requestId }, 'rate limiter failed while answering a malformed request');
     return { headers: {}, refusal: null };
   }
-}
-
-function areaOf(req: FastifyRequest): RequestArea {
-  const configured = req.routeOptions.config?.area;
-  if (configured) return configured;
-  return /^\/admin(?:[/?#]|$)/.test(req.url) ? 'admin' : 'unknown';
 }
 
 /** Fastify's reading of TRUST_PROXY, the same as the public base URL's (see public-url.ts). */

@@ -39,6 +39,9 @@ import { EmailSender } from '../email/email-outbox';
 import { balanceAlertsHandler } from '../alerts/balance-alerts';
 import { createFolderMailer } from '../email/folder-mailer';
 import { createSmtpMailer } from '../email/smtp-mailer';
+import { WebhookDeliveryWorker } from '../webhooks/delivery-worker';
+import { webhookDispatch } from '../webhooks/dispatcher';
+import { WatchService, startWatchScheduler } from '../watches/watch-service';
 
 export interface RunningServer {
   app: FastifyInstance;
@@ -195,7 +198,17 @@ export async function startServer(config: Config): Promise<RunningServer> {
       closers.push(async () => unregisterRelayLag());
     }
 
+    // Webhooks: events of the log become deliveries (one subscription across instances), and
+    // every instance sends what is due (claimed row by row).
+    const dispatch = startSubscription(store, webhookDispatch, { pollIntervalMs: config.webhooks.pollMs, coalesceWakesMs: 100, onError: everyNthError(log, 'webhook dispatch failed; retrying') });
+    closers.push(() => dispatch.stop());
+    const deliveries = new WebhookDeliveryWorker(store, { settings: config.webhooks, logger: log });
+    deliveries.start();
+    closers.push(() => deliveries.stop());
     const accounts = { workspaces: new Workspaces(store), keys: new Keys(store, authenticator), readModels: new ReadModels(sql) };
+    // Watches: every instance runs the schedule; each due watch is claimed by one of them.
+    const scheduler = startWatchScheduler(new WatchService(store, lookups, accounts.readModels, { logger: log, sourceTimeoutMs: config.sourceTimeoutMs }), config.watchPollMs, log);
+    closers.push(() => scheduler.stop());
     const app = await buildApp({ config, store, ledger, ...accounts, lookups, authenticator, keyUse, ...limits, idempotency, relayLag, lifecycle });
     closers.push(() => app.close());
     slotRenewalFailed = (err) => app.log.warn({ err }, 'concurrency slot renewal failed; retried on the next tick');

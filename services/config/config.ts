@@ -6,6 +6,8 @@ import { z } from 'zod';
 import { parseDatabaseUrl } from '../eventstore/database-url';
 import { AUDIT_HEARTBEAT_EVERY_MS } from '../audit/audit-job';
 import { parseRedisUrl, type RedisTarget } from '../limits/redis-url';
+import { parseAllowedHosts, type AllowedHosts } from '../webhooks/address-policy';
+import type { RetryPolicy } from '../webhooks/retry-schedule';
 
 /** Empty strings count as unset, so `FOO= npm start` means "use the default". */
 const optionalString = z
@@ -127,6 +129,31 @@ const envSchema = z.object({
   SMTP_URL: optionalString.pipe(z.url({ protocol: /^smtps?$/, error: 'expected an smtp:// or smtps:// URL' }).optional()),
   /** The From of every email the service sends. */
   MAIL_FROM: optionalString.transform((v) => v ?? 'Lookup console <no-reply@localhost>'),
+  /**
+   * Webhook URLs may reach these although they are not public addresses: a comma list of host
+   * names, addresses and CIDR ranges. Unset: public unicast addresses only.
+   */
+  WEBHOOK_ALLOWED_HOSTS: optionalString.transform((v, ctx): AllowedHosts => {
+    try {
+      return parseAllowedHosts(v);
+    } catch (err) {
+      ctx.addIssue({ code: 'custom', message: `expected a comma list of host names, addresses and CIDR ranges: ${(err as Error).message}` });
+      return z.NEVER;
+    }
+  }),
+  /** A webhook request unanswered this long is a failed attempt. */
+  WEBHOOK_TIMEOUT_MS: intSetting(100, 60_000, 10_000),
+  /** The wait after a delivery's first failed attempt; doubled (with jitter) per further failure. */
+  WEBHOOK_RETRY_INITIAL_MS: intSetting(1, 86_400_000, 5_000),
+  /** The longest wait between two attempts. */
+  WEBHOOK_RETRY_MAX_MS: intSetting(1, 86_400_000, 3_600_000),
+  /** No attempt starts later than this after a delivery's first: then it is given up and its endpoint marked failing. */
+  WEBHOOK_RETRY_HORIZON_MS: intSetting(1, 30 * 86_400_000, 86_400_000),
+  /** After a secret rotation, deliveries are signed with the previous secret too for this long. */
+  WEBHOOK_SECRET_OVERLAP_MS: intSetting(0, 30 * 86_400_000, 86_400_000),
+  /** How often each instance looks for due deliveries and due watches. */
+  WEBHOOK_POLL_MS: intSetting(10, 600_000, 1_000),
+  WATCH_POLL_MS: intSetting(10, 3_600_000, 5_000),
 }).superRefine((e, ctx) => {
   // The lock is not renewed while its request runs: lapsing while the request still waits on the
   // source would let a retry run (and charge) a second time.
@@ -192,6 +219,14 @@ export type Config = {
   smtpUrl?: string;
   mailFrom: string;
   outboxDir: string;
+  webhooks: {
+    allowedHosts: AllowedHosts;
+    timeoutMs: number;
+    retry: RetryPolicy;
+    secretOverlapMs: number;
+    pollMs: number;
+  };
+  watchPollMs: number;
 };
 
 /** `10.0.0.1`, `::1`, `10.0.0.0/8` or `fd00::/8`. */
@@ -290,5 +325,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, { fetches = tru
     smtpUrl: e.SMTP_URL,
     mailFrom: e.MAIL_FROM,
     outboxDir: join(e.DATA_DIR, 'outbox'),
+    webhooks: {
+      allowedHosts: e.WEBHOOK_ALLOWED_HOSTS,
+      timeoutMs: e.WEBHOOK_TIMEOUT_MS,
+      retry: { initialMs: e.WEBHOOK_RETRY_INITIAL_MS, maxMs: e.WEBHOOK_RETRY_MAX_MS, horizonMs: e.WEBHOOK_RETRY_HORIZON_MS },
+      secretOverlapMs: e.WEBHOOK_SECRET_OVERLAP_MS,
+      pollMs: e.WEBHOOK_POLL_MS,
+    },
+    watchPollMs: e.WATCH_POLL_MS,
   };
 }

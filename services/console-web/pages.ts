@@ -1,15 +1,18 @@
+import { CSRF_HEADER } from '../../contracts/console';
 import { Operation } from '../../contracts/events';
+import { ERRORS_MEANING } from '../../contracts/http';
 
 /**
  * The console's HTML: one shell per page, the page's static parts (forms, tables, filters) in the
- * markup, filled by the one script (console.js) from the /console/v1 API. No inline script or
- * style, so the pages run under a CSP that allows only this origin's files.
+ * markup, filled by the one script (browser/main.ts, bundled) from the /console/v1 API. No inline
+ * script or style, so the pages run under a CSP that allows only this origin's files. What the
+ * script needs of the contract comes with the page, on the body's data attributes.
  */
 
 /** The operations of the contract, in its order: the usage filter lists them and the script colours them by position. */
 const OPERATIONS = Operation.options;
 
-export const CONSOLE_PAGES = ['signin', 'accept', 'forgot', 'reset', 'overview', 'keys', 'usage', 'ledger', 'statement', 'members', 'account'] as const;
+export const CONSOLE_PAGES = ['signin', 'accept', 'forgot', 'reset', 'overview', 'keys', 'usage', 'ledger', 'request', 'statement', 'members', 'account'] as const;
 export type ConsolePage = (typeof CONSOLE_PAGES)[number];
 
 const TITLES: Record<ConsolePage, string> = {
@@ -21,6 +24,7 @@ const TITLES: Record<ConsolePage, string> = {
   keys: 'API keys',
   usage: 'Usage',
   ledger: 'Ledger',
+  request: 'Request',
   statement: 'Statement',
   members: 'Members',
   account: 'Account',
@@ -31,7 +35,7 @@ export const OPEN_PAGES: readonly ConsolePage[] = ['signin', 'accept', 'forgot',
 
 const NAV: ConsolePage[] = ['overview', 'keys', 'usage', 'ledger', 'statement', 'members', 'account'];
 
-export function renderPage(page: ConsolePage, assets: { js: string; css: string }): string {
+export function renderPage(page: ConsolePage, assets: { js: string; css: string; icon: string }): string {
   const signedIn = !OPEN_PAGES.includes(page);
   return `<!doctype html>
 <html lang="en">
@@ -39,10 +43,11 @@ export function renderPage(page: ConsolePage, assets: { js: string; css: string 
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${TITLES[page]} · Lookup console</title>
+<link rel="icon" type="image/svg+xml" href="${assets.icon}">
 <link rel="stylesheet" href="${assets.css}">
 <script src="${assets.js}" defer></script>
 </head>
-<body data-page="${page}" data-operations="${OPERATIONS.join(' ')}">
+<body data-page="${page}" data-operations="${OPERATIONS.join(' ')}" data-csrf-header="${CSRF_HEADER.toLowerCase()}">
 <a class="skip" href="#main">Skip to content</a>
 <header class="top">
   <a class="brand" href="/console/overview">Lookup console</a>
@@ -59,13 +64,59 @@ export function renderPage(page: ConsolePage, assets: { js: string; css: string 
 <p id="error" role="alert" class="error" hidden></p>
 ${BODIES[page]}
 </main>
+${signedIn ? CONFIRM_DIALOG : ''}
 </body>
 </html>
 `;
 }
 
-const dateFilters = `<label>From <input type="date" name="from"></label>
-  <label>To <input type="date" name="to"></label>`;
+/** Every period of the console is half-open, [from, to), in UTC days: the labels say so. */
+const dayInputs = `<label>From (UTC day, included) <input type="date" name="from" required></label>
+  <label>To (UTC day, excluded) <input type="date" name="to" required></label>`;
+
+/** The period picker: the last 7, 30 or 90 UTC days at a click, or any [from, to). */
+const rangePicker = `<div class="presets" role="group" aria-label="Last days">
+    ${[7, 30, 90].map((n) => `<button type="button" class="secondary" data-days="${n}" aria-pressed="false">${n} days</button>`).join('\n    ')}
+  </div>
+  ${dayInputs}`;
+
+/** A scroll box a keyboard can reach (and scroll): focusable, named. */
+const scrollBox = (label: string, table: string) => `<div class="table-wrap" tabindex="0" role="region" aria-label="${label}">${table}</div>`;
+
+/** The usage chart: measure and split switches, the chart, its legend (one button per series). */
+const usageChart = (title: string, hint: string) => `<section class="card" aria-labelledby="chart-title">
+  <h2 id="chart-title">${title}</h2>
+  <p class="hint"><span id="chart-range"></span>. ${hint}</p>
+  <div class="chart-switches">
+    <div class="chart-switch" role="group" aria-label="Measure">
+      <button type="button" data-measure="credits" aria-pressed="true">Credits</button>
+      <button type="button" data-measure="calls" aria-pressed="false">Calls</button>
+    </div>
+    <div class="chart-switch" role="group" aria-label="Split by">
+      <button type="button" data-split="operation" aria-pressed="true">Per operation</button>
+      <button type="button" data-split="key" aria-pressed="false">Per key</button>
+    </div>
+  </div>
+  <div id="chart" class="chart"></div>
+  <ul id="legend" class="legend" aria-label="Series"></ul>
+</section>`;
+
+/** The one confirmation of every page (revoking a key, removing a member, cancelling an invitation). */
+const CONFIRM_DIALOG = `<dialog id="confirm-dialog" aria-labelledby="confirm-title" aria-describedby="confirm-text">
+  <form method="dialog">
+    <h2 id="confirm-title"></h2>
+    <p id="confirm-text"></p>
+    <div class="actions"><button value="cancel" class="secondary">Cancel</button> <button value="confirm" class="danger" id="confirm-button"></button></div>
+  </form>
+</dialog>`;
+
+/** Searching a request id opens its story. */
+const requestSearch = `<form id="request-search" class="card inline" role="search" action="/console/request">
+  <label>Request id <input type="search" name="id" placeholder="req_…" spellcheck="false" required></label>
+  <button type="submit">Search</button>
+</form>`;
+
+const errorsDefinition = `<p class="hint definition"><dfn>Errors</dfn>: ${ERRORS_MEANING}</p>`;
 
 const BODIES: Record<ConsolePage, string> = {
   signin: `<form id="sign-in-form" class="card narrow">
@@ -108,18 +159,15 @@ const BODIES: Record<ConsolePage, string> = {
   <div class="tile"><span class="label">Spent today</span><span class="value" id="spent-today">–</span></div>
   <div class="tile"><span class="label">Spent this month</span><span class="value" id="spent-month">–</span></div>
 </section>
-<section class="card" aria-labelledby="chart-title">
-  <h2 id="chart-title">Last 30 days</h2>
-  <div class="chart-switch" role="group" aria-label="Measure">
-    <button type="button" data-measure="credits" aria-pressed="true">Credits</button>
-    <button type="button" data-measure="calls" aria-pressed="false">Calls</button>
-  </div>
-  <div id="chart" class="chart"></div>
-  <ul id="legend" class="legend"></ul>
-</section>
+<form id="chart-period" class="card inline period" action="/console/overview">
+  ${rangePicker}
+  <button type="submit">Show</button>
+</form>
+${usageChart('Spending', 'Click a series to see its usage.')}
 <section class="card" aria-labelledby="errors-title">
   <h2 id="errors-title">Last 10 errors</h2>
-  <div class="table-wrap"><table id="errors-table"><thead><tr><th scope="col">When (UTC)</th><th scope="col">Request</th><th scope="col">Key</th><th scope="col">Operation</th><th scope="col">Error</th></tr></thead><tbody></tbody></table></div>
+  ${errorsDefinition}
+  ${scrollBox('Last 10 errors', '<table id="errors-table"><thead><tr><th scope="col">When (UTC)</th><th scope="col">Request</th><th scope="col">Key</th><th scope="col">Operation</th><th scope="col">Error</th></tr></thead><tbody></tbody></table>')}
 </section>
 <section class="card" aria-labelledby="alert-title"><div data-owner-only>
   <h2 id="alert-title">Low-balance alert</h2>
@@ -143,15 +191,8 @@ const BODIES: Record<ConsolePage, string> = {
 </section>
 <section class="card">
   <h2>Keys</h2>
-  <div class="table-wrap"><table id="keys-table"><thead><tr><th scope="col">Name</th><th scope="col">Prefix</th><th scope="col">Created</th><th scope="col">Created by</th><th scope="col">Last used</th><th scope="col">Revoked</th><th scope="col">Actions</th></tr></thead><tbody></tbody></table></div>
+  ${scrollBox('Keys', '<table id="keys-table"><thead><tr><th scope="col">Name</th><th scope="col">Prefix</th><th scope="col">Created (UTC)</th><th scope="col">Created by</th><th scope="col">Last used (UTC)</th><th scope="col">Revoked (UTC)</th><th scope="col">Actions</th></tr></thead><tbody></tbody></table>')}
 </section>
-<dialog id="revoke-dialog" aria-labelledby="revoke-title">
-  <form method="dialog">
-    <h2 id="revoke-title">Revoke this key?</h2>
-    <p id="revoke-text"></p>
-    <div class="actions"><button value="cancel" class="secondary">Cancel</button> <button value="confirm" class="danger" id="revoke-confirm">Revoke</button></div>
-  </form>
-</dialog>
 <dialog id="rename-dialog" aria-labelledby="rename-title">
   <form method="dialog" id="rename-form">
     <h2 id="rename-title">Rename key</h2>
@@ -160,40 +201,59 @@ const BODIES: Record<ConsolePage, string> = {
   </form>
 </dialog>`,
 
-  usage: `<form id="usage-filters" class="card inline">
+  usage: `<form id="usage-filters" class="card inline period" action="/console/usage">
   <label>Key <select name="key_id"><option value="">All keys</option></select></label>
   <label>Operation <select name="operation"><option value="">All operations</option>
     ${OPERATIONS.map((op) => `<option>${op}</option>`).join('')}</select></label>
-  ${dateFilters}
+  ${rangePicker}
   <button type="submit">Apply</button>
 </form>
-<section class="card" aria-labelledby="usage-chart-title">
-  <h2 id="usage-chart-title">Credits per day</h2>
-  <div id="chart" class="chart"></div>
-  <ul id="legend" class="legend"></ul>
-</section>
-<section class="card">
-  <div class="table-wrap"><table id="usage-table"><thead><tr><th scope="col">Day</th><th scope="col">Key</th><th scope="col">Operation</th><th scope="col" class="num">Calls</th><th scope="col" class="num">Charged</th><th scope="col" class="num">Refunded</th><th scope="col" class="num">Errors</th></tr></thead><tbody></tbody><tfoot></tfoot></table></div>
+${usageChart('Usage per day', 'Click a series to show only its rows; click it again to show all.')}
+<section class="card" aria-labelledby="usage-title">
+  <h2 id="usage-title">Per day, key and operation</h2>
+  ${errorsDefinition}
+  ${scrollBox('Usage per day, key and operation', '<table id="usage-table"><thead><tr><th scope="col">Day (UTC)</th><th scope="col">Key</th><th scope="col">Operation</th><th scope="col" class="num">Calls</th><th scope="col" class="num">Charged</th><th scope="col" class="num">Refunded</th><th scope="col" class="num">Errors</th></tr></thead><tbody></tbody><tfoot></tfoot></table>')}
 </section>`,
 
-  ledger: `<form id="ledger-search" class="card inline" role="search">
-  <label>Request id <input type="search" name="request_id" placeholder="req_…"></label>
-  <button type="submit">Search</button>
-</form>
+  ledger: `${requestSearch}
 <section class="card">
-  <div class="table-wrap"><table id="ledger-table"><thead><tr><th scope="col" class="num">Position</th><th scope="col">When (UTC)</th><th scope="col">Type</th><th scope="col">Request</th><th scope="col">Key</th><th scope="col" class="num">Credits</th><th scope="col" class="num">Balance after</th></tr></thead><tbody></tbody></table></div>
+  ${scrollBox('Ledger entries', '<table id="ledger-table"><thead><tr><th scope="col" class="num">Position</th><th scope="col">When (UTC)</th><th scope="col">Type</th><th scope="col">Operation</th><th scope="col">Request</th><th scope="col">Key</th><th scope="col" class="num">Credits</th><th scope="col" class="num">Balance after</th></tr></thead><tbody></tbody></table>')}
   <div class="actions"><button type="button" id="ledger-first" class="secondary">First page</button> <button type="button" id="ledger-next">Next page</button></div>
 </section>
 <form id="ledger-csv" class="card inline">
   <h2>Download CSV</h2>
-  ${dateFilters}
+  ${dayInputs}
   <button type="submit">Download</button>
 </form>`,
 
+  request: `${requestSearch}
+<section id="story" class="card" aria-labelledby="story-title" hidden>
+  <h2 id="story-title">The call</h2>
+  <dl class="facts">
+    <div><dt>Request id</dt><dd id="story-request" class="mono"></dd></div>
+    <div><dt>Operation</dt><dd id="story-operation"></dd></div>
+    <div><dt>Key</dt><dd id="story-key"></dd></div>
+    <div><dt>Ended (UTC)</dt><dd id="story-time"></dd></div>
+    <div><dt>Status</dt><dd id="story-status"></dd></div>
+    <div><dt>Cache</dt><dd id="story-cache"></dd></div>
+    <div><dt>Charged</dt><dd id="story-charged"></dd></div>
+    <div><dt>Refunded</dt><dd id="story-refund"></dd></div>
+    <div><dt>Profile content hash</dt><dd id="story-hash" class="mono"></dd></div>
+  </dl>
+  ${errorsDefinition}
+</section>
+<section class="card" aria-labelledby="story-ledger-title" data-story hidden>
+  <h2 id="story-ledger-title">Its ledger entries</h2>
+  ${scrollBox('Its ledger entries', '<table id="story-ledger"><thead><tr><th scope="col" class="num">Position</th><th scope="col">When (UTC)</th><th scope="col">Type</th><th scope="col" class="num">Credits</th><th scope="col" class="num">Balance after</th></tr></thead><tbody></tbody></table>')}
+</section>
+<section class="card" aria-labelledby="story-events-title" data-story hidden>
+  <h2 id="story-events-title">The events it appended to the log</h2>
+  ${scrollBox('The events it appended', '<table id="story-events"><thead><tr><th scope="col" class="num">Position</th><th scope="col">When (UTC)</th><th scope="col">Type</th><th scope="col">Stream</th></tr></thead><tbody></tbody></table>')}
+</section>`,
+
   statement: `<form id="statement-period" class="card inline">
   <label>Month <input type="month" name="month"></label>
-  <label>From (UTC day, included) <input type="date" name="from" required></label>
-  <label>To (UTC day, excluded) <input type="date" name="to" required></label>
+  ${dayInputs}
   <button type="submit">Show</button>
   <div class="period-steps"><button type="button" id="previous-month" class="secondary">Previous month</button> <button type="button" id="next-month" class="secondary">Next month</button></div>
 </form>
@@ -210,7 +270,7 @@ const BODIES: Record<ConsolePage, string> = {
   <p class="card identity" id="identity" aria-label="How the closing balance comes about">opening + granted − charged + refunded = closing</p>
   <section class="card" aria-labelledby="by-operation-title">
     <h2 id="by-operation-title">By operation</h2>
-    <div class="table-wrap"><table id="statement-table"><thead><tr><th scope="col">Operation</th><th scope="col" class="num">Calls</th><th scope="col" class="num">Charged</th><th scope="col" class="num">Refunded</th></tr></thead><tbody></tbody><tfoot></tfoot></table></div>
+    ${scrollBox('By operation', '<table id="statement-table"><thead><tr><th scope="col">Operation</th><th scope="col" class="num">Calls</th><th scope="col" class="num">Charged</th><th scope="col" class="num">Refunded</th></tr></thead><tbody></tbody><tfoot></tfoot></table>')}
   </section>
   <section class="card" aria-labelledby="entries-title">
     <h2 id="entries-title">Ledger entries</h2>
@@ -220,7 +280,8 @@ const BODIES: Record<ConsolePage, string> = {
   </section>
 </section>`,
 
-  members: `<section class="card">
+  members: `<p id="owners-only" class="card" hidden>Only the workspace's owners see and manage its members. Ask an owner to invite someone or to change a role.</p>
+<section class="card" data-owner-only-section>
   <h2>Invite someone</h2>
   <form id="invite-form" class="inline">
     <label>Email <input type="email" name="email" required></label>
@@ -229,13 +290,13 @@ const BODIES: Record<ConsolePage, string> = {
   </form>
   <p id="invite-sent" class="new-key" hidden>Invitation sent to <strong id="invite-sent-to"></strong>: the one-time link (valid 7 days, works once) is in their mailbox.</p>
 </section>
-<section class="card">
+<section class="card" data-owner-only-section>
   <h2>Members</h2>
-  <div class="table-wrap"><table id="members-table"><thead><tr><th scope="col">Email</th><th scope="col">Role</th><th scope="col">Joined</th><th scope="col">Actions</th></tr></thead><tbody></tbody></table></div>
+  ${scrollBox('Members', '<table id="members-table"><thead><tr><th scope="col">Email</th><th scope="col">Role</th><th scope="col">Joined (UTC)</th><th scope="col">Actions</th></tr></thead><tbody></tbody></table>')}
 </section>
-<section class="card">
+<section class="card" data-owner-only-section>
   <h2>Pending invitations</h2>
-  <div class="table-wrap"><table id="invitations-table"><thead><tr><th scope="col">Email</th><th scope="col">Role</th><th scope="col">Expires</th><th scope="col">Actions</th></tr></thead><tbody></tbody></table></div>
+  ${scrollBox('Pending invitations', '<table id="invitations-table"><thead><tr><th scope="col">Email</th><th scope="col">Role</th><th scope="col">Expires (UTC)</th><th scope="col">Actions</th></tr></thead><tbody></tbody></table>')}
 </section>`,
 
   account: `<form id="password-form" class="card narrow">

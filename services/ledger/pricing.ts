@@ -13,7 +13,7 @@ export type { PricedOperation };
 export type BilledOperation = PricedOperation | 'cache' | 'meta';
 export type LookupOutcome = 'success' | 'not_found' | 'failure';
 
-const FREE_AREAS = ['cache', 'meta'] as const;
+const FREE_AREAS = ['cache', 'webhooks', 'watches', 'meta'] as const;
 
 function isPriced(op: BilledOperation): op is PricedOperation {
   return op !== 'cache' && op !== 'meta';
@@ -108,6 +108,7 @@ export function pricingTable(): PricingResponse {
       `Calls refused with ${neverChargedText()} are never charged.`,
       `${listed(codesBilled('refunded'))} are refunded automatically: credits_charged and X-Credits-Charged show 0.`,
       `${batchEndpoint().method} ${batchEndpoint().path} costs the sum of its items' prices, each item charged, refunded and refused as its single call.`,
+      'Creating and reading watches is free; each refresh of a watch (on its schedule, or POST /v1/watches/{id}/run) is charged like a live lookup of its operation (company, domain, or person_url / person_name by its reference), refunded on failure.',
     ],
   };
 }

@@ -167,6 +167,16 @@ export class LookupService {
     };
   }
 
+  /** The profile the cache holds for a reference, with its entity (what a watch compares with); free. */
+  async cachedProfile(alias: string): Promise<{ entity: string; data: Record<string, unknown>; contentHash: string } | undefined> {
+    const { rows } = await this.sql.query<{ entity: string; data: Record<string, unknown>; content_hash: string }>(
+      'SELECT e.entity, e.data, e.content_hash FROM cache_aliases a JOIN cache_entities e ON e.entity = a.entity WHERE a.alias = $1',
+      [alias],
+    );
+    const row = rows[0];
+    return row && { entity: row.entity, data: row.data, contentHash: row.content_hash };
+  }
+
   /** Entry counts by kind: profiles and cached not-founds, domain resolutions, search pages. */
   async cacheStats() {
     const { rows } = await this.sql.query<{ company: number; person: number; domain: number; search: number }>(

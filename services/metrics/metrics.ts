@@ -247,7 +247,30 @@ export const auditJobHeartbeatFailures = new Counter({
   registers: [registry],
 });
 
+export const webhookAttempts = new Histogram({
+  name: `${PREFIX}webhook_attempt_duration_seconds`,
+  help: 'Webhook delivery attempts of this instance by status (succeeded, failed, refused by the address policy), until the answer\'s headers',
+  labelNames: ['status'],
+  buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+  registers: [registry],
+});
+
+export const watchRefreshes = new Counter({
+  name: `${PREFIX}watch_refreshes_total`,
+  help: 'Watch refreshes run by this instance, by outcome (unchanged, changed, failed, paused)',
+  labelNames: ['outcome'],
+  registers: [registry],
+});
+
 // ---------------------------------------------------------------- the call sites' functions
+
+export function recordWebhookAttempt(status: 'succeeded' | 'failed' | 'refused', seconds: number): void {
+  webhookAttempts.observe({ status }, seconds);
+}
+
+export function recordWatchRefresh(outcome: 'unchanged' | 'changed' | 'failed' | 'paused'): void {
+  watchRefreshes.inc({ outcome });
+}
 
 /** One HTTP answer: its route pattern (null: no route matched), method, status and duration. */
 export function recordHttpRequest(method: string, route: string | undefined, status: number, seconds: number, errorCode?: string): void {

@@ -2,11 +2,12 @@ import type { EventData } from '../../contracts/events';
 import type { RecordedEvent } from '../eventstore/types';
 import type { InlineProjection } from '../eventstore/event-store';
 import { projectionOf } from './handlers';
+import { endedInError } from './usage';
 
 /**
  * The console's read side, kept in the append transaction: members and invitations (from the
  * membership events), key names and who created a key in the console, and the calls that ended
- * in an error code (for the overview). Events of other types cost nothing here.
+ * in an error (for the overview). Events of other types cost nothing here.
  */
 const membershipProjection = projectionOf('console', {
   async MemberInvited(tx, e: RecordedEvent<EventData<'MemberInvited'>>) {
@@ -43,7 +44,7 @@ const membershipProjection = projectionOf('console', {
 });
 
 /**
- * Plus the calls that ended in an error code, for the overview: one statement for all of a
+ * Plus the calls that ended in an error, for the overview: one statement for all of a
  * batch's, so a group commit of N lookups costs the same statements as one.
  */
 export const membersProjection: InlineProjection & { types: string[] } = {
@@ -52,7 +53,7 @@ export const membersProjection: InlineProjection & { types: string[] } = {
   async apply(tx, events) {
     await membershipProjection.apply(tx, events);
     const errors = events.filter(
-      (e): e is RecordedEvent<EventData<'LookupCompleted'>> => e.type === 'LookupCompleted' && (e.data as EventData<'LookupCompleted'>).error_code !== null,
+      (e): e is RecordedEvent<EventData<'LookupCompleted'>> => e.type === 'LookupCompleted' && endedInError(e.data as EventData<'LookupCompleted'>),
     );
     if (errors.length === 0) return;
     await tx.query(

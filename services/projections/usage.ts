@@ -6,6 +6,9 @@ import type { RecordedEvent } from '../eventstore/types';
 /** UTC calendar day of an event, the unit of usage rows. */
 export const usageDay = (at: Date) => at.toISOString().slice(0, 10);
 
+/** The one rule of what an error is (contracts/http.ts ERRORS_MEANING): a call that ran and failed; a not-found is not one. */
+export const endedInError = (completed: Pick<EventData<'LookupCompleted'>, 'outcome'>) => completed.outcome === 'error';
+
 interface UsageDelta {
   calls: number;
   charged: number;
@@ -19,7 +22,7 @@ export function usageDelta(e: RecordedEvent): { workspaceId: string; day: string
   switch (e.type) {
     case 'LookupCompleted': {
       const d = e.data as EventData<'LookupCompleted'>;
-      return { workspaceId: d.workspace_id, day, keyId: d.key_id, operation: d.operation, delta: { calls: 1, charged: 0, refunded: 0, errors: d.outcome === 'error' ? 1 : 0 } };
+      return { workspaceId: d.workspace_id, day, keyId: d.key_id, operation: d.operation, delta: { calls: 1, charged: 0, refunded: 0, errors: endedInError(d) ? 1 : 0 } };
     }
     case 'LookupCharged': {
       const d = e.data as EventData<'LookupCharged'>;

@@ -1,6 +1,7 @@
 import type { EventData } from '../../contracts/events';
 import type { SqlExecutor } from '../eventstore/sql';
 import { UnknownWorkspaceError } from '../ledger/errors';
+import type { LoggedEvent } from './request-story';
 
 /** Read models of the admin API, the console and the answer's meta: plain reads of the projection tables. */
 
@@ -136,4 +137,23 @@ export async function recentErrors(sql: SqlExecutor, workspaceId: string, limit 
     [workspaceId, limit],
   );
   return rows.map((r) => ({ ...r, recorded_at: iso(r.recorded_at)! }));
+}
+
+/** The events one call appended, by the log's index on the metadata's request id (migration 001). */
+export async function requestEvents(sql: SqlExecutor, requestId: string): Promise<LoggedEvent[]> {
+  const { rows } = await sql.query<{ position: number | string; stream: string; type: string; data: Record<string, unknown>; recorded_at: Date }>(
+    `SELECT position, stream, type, data, recorded_at FROM events WHERE metadata->>'request_id' = $1 ORDER BY position LIMIT 100`,
+    [requestId],
+  );
+  return rows.map((r) => ({ position: Number(r.position), stream: r.stream, type: r.type, data: r.data, recordedAt: iso(r.recorded_at)! }));
+}
+
+/** The operation of each charged call among `requestIds` (grants have none). */
+export async function operationsOf(sql: SqlExecutor, workspaceId: string, requestIds: readonly string[]): Promise<Map<string, string>> {
+  if (requestIds.length === 0) return new Map();
+  const { rows } = await sql.query<{ request_id: string; operation: string }>(
+    'SELECT request_id, operation FROM charges WHERE workspace_id = $1 AND request_id = ANY($2::text[])',
+    [workspaceId, [...new Set(requestIds)]],
+  );
+  return new Map(rows.map((r) => [r.request_id, r.operation]));
 }

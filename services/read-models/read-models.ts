@@ -1,5 +1,6 @@
 import type { SqlExecutor } from '../eventstore/sql';
 import * as queries from './queries';
+import { type RequestStory, requestStoryOf } from './request-story';
 
 /**
  * The reads of the admin API and the console, bound to one database: each method is one query of
@@ -47,5 +48,15 @@ export class ReadModels {
 
   recentErrors(workspaceId: string, limit?: number) {
     return queries.recentErrors(this.sql, workspaceId, limit);
+  }
+
+  /** The operation of each charged call among `requestIds`. */
+  operationsOf(workspaceId: string, requestIds: readonly string[]) {
+    return queries.operationsOf(this.sql, workspaceId, requestIds);
+  }
+
+  /** The story of one call of the workspace, from the events it appended; null when it is not one of the workspace's. */
+  async requestStory(workspaceId: string, requestId: string): Promise<RequestStory | null> {
+    return requestStoryOf(await queries.requestEvents(this.sql, requestId), workspaceId);
   }
 }

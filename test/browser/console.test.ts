@@ -125,8 +125,9 @@ describe.runIf(available)('the workspace console in Chromium', { timeout: 60_000
 
   async function lookup(key: string, path: string, body: unknown) {
     const res = await fetch(base + path, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
-    const answer = (await res.json()) as { meta: { credits_charged: number } };
-    return { status: res.status, requestId: res.headers.get('x-request-id')!, charged: answer.meta.credits_charged };
+    const answer = (await res.json()) as { meta?: { credits_charged: number } };
+    // An error answer carries no meta: a failed call is refunded in the same answer, so it costs nothing.
+    return { status: res.status, requestId: res.headers.get('x-request-id')!, charged: answer.meta?.credits_charged ?? 0 };
   }
 
   async function newPage(viewport = { width: 1280, height: 800 }): Promise<Page> {
@@ -191,6 +192,7 @@ describe.runIf(available)('the workspace console in Chromium', { timeout: 60_000
   let key: string;
   let ownerLink: string;
   let memberEmail: string;
+  let storyRequestId: string;
 
   it('from the invitation to a revoked key and a dead session', { timeout: 120_000 }, async () => {
     workspaceA = (await admin('POST', '/admin/v1/workspaces', { name: 'Acme analytics', credits: 100 })).id;
@@ -216,13 +218,15 @@ describe.runIf(available)('the workspace console in Chromium', { timeout: 60_000
     expect(JSON.stringify(await inPage(owner, 'GET', '/console/v1/keys'))).not.toContain(key.slice(12));
     expect(await text(owner, '#keys-table tbody tr td.last-used')).toBe('—');
 
-    // Lookups with it over HTTP: two operations, one definitive not-found (an error code, charged).
+    // Lookups with it over HTTP: two operations, one definitive not-found (an answer, charged) and
+    // one the source failed (an error, refunded: the sandbox's parse-error trigger).
     const calls = [
       await lookup(key, '/v1/company', { url: 'https://www.linkedin.com/company/acme-robotics' }),
       await lookup(key, '/v1/company', { url: 'https://www.linkedin.com/company/acme-robotics' }),
       await lookup(key, '/v1/domain', { domain: 'no-company-here.com' }),
+      await lookup(key, '/v1/domain', { domain: 'sandbox-parse-error.com' }),
     ];
-    expect(calls.map((c) => c.status)).toEqual([200, 200, 404]);
+    expect(calls.map((c) => c.status)).toEqual([200, 200, 404, 502]);
     const charged = calls.reduce((s, c) => s + c.charged, 0);
     expect(charged).toBeGreaterThan(0);
     const usageRows = await waitForUsage(workspaceA, calls.length);
@@ -236,27 +240,75 @@ describe.runIf(available)('the workspace console in Chromium', { timeout: 60_000
     expect(await text(owner, '#balance')).toBe(String(adminWorkspace.balance));
     expect(await text(owner, '#spent-today')).toBe(String(charged));
     expect(await text(owner, '#spent-month')).toBe(String(charged));
-    expect(await owner.locator('#errors-table tbody').textContent()).toContain(calls[2]!.requestId);
+    // Errors by the one definition, shown on the page: the failed call, not the not-found.
+    const errors = (await owner.locator('#errors-table tbody').textContent())!;
+    expect(errors).toContain(calls[3]!.requestId);
+    expect(errors).not.toContain(calls[2]!.requestId);
+    expect(await owner.locator('#errors-table tbody .key').first().textContent()).toBe('production');
+    expect(await owner.locator('#errors-table tbody .key').first().getAttribute('title')).toBe(keyId);
+    expect(await text(owner, '.definition')).toContain('A not-found is an answer, not an error');
+    // The chart: a series per operation, dated axes with titles, the last 30 UTC days by default.
     expect(await owner.locator('#legend li').allTextContents()).toEqual(['company', 'domain']);
-    expect(await owner.locator('#chart svg rect').count()).toBe(2);
+    const axes = await chartAxes(owner);
+    expect(axes.x.title).toBe('Day (UTC)');
+    expect(axes.y.title).toBe('Credits');
+    expect(axes.x.ticks.length).toBeGreaterThan(3);
+    for (const tick of axes.x.ticks) expect(tick).toMatch(/^[A-Z][a-z]{2} \d{1,2}$/);
+    const monthDay = (day: Date) => new Intl.DateTimeFormat('en-US', { month: 'short', day: 'numeric', timeZone: 'UTC' }).format(day);
+    expect(axes.x.ticks[0]).toBe(monthDay(new Date(Date.now() - 29 * 86_400_000)));
+    expect(axes.y.ticks.length).toBeGreaterThan(2);
+    expect(await text(owner, '#chart-range')).toMatch(/^\d{4}-\d\d-\d\d to \d{4}-\d\d-\d\d \(UTC days, \d{4}-\d\d-\d\d excluded\)$/);
     await owner.getByRole('button', { name: 'Calls' }).click();
-    expect(await owner.locator('#chart svg').getAttribute('aria-label')).toContain('3 in all');
+    expect(await owner.locator('#chart canvas').getAttribute('aria-label')).toContain('4 calls in all');
+    expect((await chartAxes(owner)).y.title).toBe('Calls');
+    await owner.getByRole('button', { name: 'Per key' }).click();
+    expect(await owner.locator('#legend li').allTextContents()).toEqual(['production']);
     await owner.getByRole('button', { name: 'Credits' }).click();
+    await owner.getByRole('button', { name: 'Per operation' }).click();
+    // A period of 7 days at a click, in the address.
+    await owner.getByRole('button', { name: '7 days' }).click();
+    await owner.waitForURL(/from=/);
+    await owner.waitForFunction(() => (globalThis as any).document.body.dataset.ready === 'true');
+    expect((await chartAxes(owner)).x.ticks.length).toBeGreaterThan(1);
+    expect(await owner.getByRole('button', { name: '7 days' }).getAttribute('aria-pressed')).toBe('true');
+    await owner.getByRole('button', { name: '30 days' }).click();
+    await owner.waitForFunction(() => (globalThis as any).document.body.dataset.ready === 'true' && (globalThis as any).location.search.includes('from='));
+    await owner.waitForFunction(() => (globalThis as any).document.querySelector('[data-days="30"]')?.getAttribute('aria-pressed') === 'true');
     await owner.screenshot({ path: screenshotPath() });
+    // A series clicked on the overview opens Usage filtered to it.
+    await owner.locator('#legend button', { hasText: 'domain' }).click();
+    await owner.waitForURL(/\/console\/usage\?operation=domain/);
+    await owner.waitForFunction(() => (globalThis as any).document.body.dataset.ready === 'true');
+    expect(await text(owner, '#usage-table tfoot .total-calls')).toBe('2');
+    expect(await text(owner, '#usage-table tfoot .total-errors')).toBe('1');
 
     // Usage, filtered per key through the form.
     await open(owner, '/console/usage');
-    await owner.getByLabel('Key').selectOption(keyId);
+    await owner.locator('#usage-filters select[name="key_id"]').selectOption(keyId);
     await owner.getByRole('button', { name: 'Apply' }).click();
     await owner.waitForURL(/key_id=/);
     await owner.waitForFunction(() => (globalThis as any).document.body.dataset.ready === 'true');
-    expect(await text(owner, '#usage-table tfoot .total-calls')).toBe('3');
+    expect(await text(owner, '#usage-table tfoot .total-calls')).toBe('4');
     expect(Number(await text(owner, '#usage-table tfoot .total-charged')) - Number(await text(owner, '#usage-table tfoot .total-refunded'))).toBe(charged);
-    await owner.getByLabel('Operation').selectOption('domain');
+    await owner.locator('#usage-filters select[name="operation"]').selectOption('domain');
     await owner.getByRole('button', { name: 'Apply' }).click();
-    await owner.waitForURL(/operation=domain/);
+    await owner.waitForURL(/key_id=.*operation=domain/);
     await owner.waitForFunction(() => (globalThis as any).document.body.dataset.ready === 'true');
-    expect(await text(owner, '#usage-table tfoot .total-calls')).toBe('1');
+    expect(await text(owner, '#usage-table tfoot .total-calls')).toBe('2');
+    // A series clicked filters the table to it; clicked again, the filter goes.
+    await owner.locator('#usage-filters select[name="operation"]').selectOption('');
+    await owner.getByRole('button', { name: 'Apply' }).click();
+    await owner.waitForURL((url) => !url.search.includes('operation='));
+    await owner.waitForFunction(() => (globalThis as any).document.body.dataset.ready === 'true');
+    await owner.locator('#legend button', { hasText: 'company' }).click();
+    await owner.waitForURL(/operation=company/);
+    await owner.waitForFunction(() => (globalThis as any).document.body.dataset.ready === 'true');
+    expect(await text(owner, '#usage-table tfoot .total-calls')).toBe('2');
+    expect(await owner.locator('#legend button', { hasText: 'company' }).getAttribute('aria-pressed')).toBe('true');
+    await owner.locator('#legend button', { hasText: 'company' }).click();
+    await owner.waitForURL((url) => !url.search.includes('operation=company'));
+    await owner.waitForFunction(() => (globalThis as any).document.body.dataset.ready === 'true');
+    expect(await text(owner, '#usage-table tfoot .total-calls')).toBe('4');
 
     // Ledger: every charge with its balance_after, searchable by request id, as CSV.
     await open(owner, '/console/ledger');
@@ -264,16 +316,41 @@ describe.runIf(available)('the workspace console in Chromium', { timeout: 60_000
     expect(await owner.locator('#ledger-table tbody tr').count()).toBe(adminLedger.length);
     const last = adminLedger[adminLedger.length - 1];
     expect(await owner.locator('#ledger-table tbody tr').last().locator('td').last().textContent()).toBe(String(last.balance_after));
-    await owner.getByLabel('Request id').fill(calls[0]!.requestId);
-    await owner.getByRole('button', { name: 'Search' }).click();
-    await expect.poll(() => owner.locator('#ledger-table tbody tr').count()).toBe(1);
-    expect(await owner.locator('#ledger-table tbody').textContent()).toContain(calls[0]!.requestId);
+    // Keys by name (id on hover), each charge with its operation.
+    expect(await owner.locator('#ledger-table tbody tr').last().locator('.key').textContent()).toBe('production');
+    expect(await owner.locator('#ledger-table tbody tr').last().locator('td[data-label="Operation"]').textContent()).toBe('domain');
     const [download] = await Promise.all([owner.waitForEvent('download'), owner.getByRole('button', { name: 'Download' }).click()]);
     const csvPath = join(dataDir, 'ledger.csv');
     await download.saveAs(csvPath);
     const csv = (await import('node:fs')).readFileSync(csvPath, 'utf8').trim().split('\r\n');
     expect(csv[0]).toBe('position,recorded_at,type,request_id,key_id,credits,balance_after');
     expect(csv.length - 1).toBe(adminLedger.length);
+
+    storyRequestId = calls[3]!.requestId;
+    // A request's whole story, by searching its id: the failed call, charged then refunded.
+    await owner.getByLabel('Request id').fill(calls[3]!.requestId);
+    await owner.getByRole('button', { name: 'Search' }).click();
+    await owner.waitForURL(/\/console\/request\?id=/);
+    await owner.waitForFunction(() => (globalThis as any).document.body.dataset.ready === 'true');
+    expect(await owner.locator('#story').getAttribute('data-request-id')).toBe(calls[3]!.requestId);
+    expect(await text(owner, '#story-operation')).toBe('domain');
+    expect(await text(owner, '#story-key')).toBe('production');
+    expect(await text(owner, '#story-status')).toBe('502 parse_error (an error)');
+    expect(await text(owner, '#story-refund')).toMatch(/^4 credits \(parse_error\), \d{4}-/);
+    expect(await owner.locator('#story-ledger tbody tr').evaluateAll((trs) => trs.map((tr) => (tr as any).children[2].textContent))).toEqual(['LookupCharged', 'LookupRefunded']);
+    const storyEvents = await owner.locator('#story-events tbody tr').evaluateAll((trs) => trs.map((tr) => (tr as any).children[2].textContent));
+    expect(storyEvents).toEqual(expect.arrayContaining(['LookupCharged', 'LookupCompleted', 'LookupRefunded']));
+    // From the ledger, a found call's story carries the profile's content hash.
+    await open(owner, '/console/ledger');
+    await owner.getByRole('link', { name: calls[0]!.requestId }).click();
+    await owner.waitForURL(/\/console\/request\?id=/);
+    await owner.waitForFunction(() => (globalThis as any).document.body.dataset.ready === 'true');
+    expect(await text(owner, '#story-status')).toBe('200 (found)');
+    expect(await text(owner, '#story-hash')).toMatch(/^sha256:[0-9a-f]+$/);
+    expect(await text(owner, '#story-refund')).toBe('no');
+    // Another workspace's (or no) request id: not found, said so.
+    await open(owner, '/console/request?id=req_01ZZZZZZZZZZZZZZZZZZZZZZZZ');
+    expect(await text(owner, '#error')).toContain('No call of this workspace');
 
     // Last use shows on the keys page.
     await open(owner, '/console/keys');
@@ -290,6 +367,12 @@ describe.runIf(available)('the workspace console in Chromium', { timeout: 60_000
     // The link is in the invited address's mailbox (here the outbox folder), never on the owner's page.
     const memberLink = await mailedLink(memberEmail, '/console/accept');
     expect(await owner.locator('#invitations-table tbody').textContent()).toContain(memberEmail);
+    // Every confirmation is the one dialog: cancelling an invitation asks first, and Cancel keeps it.
+    await owner.getByRole('button', { name: `Cancel the invitation of ${memberEmail}` }).click();
+    expect(await text(owner, '#confirm-title')).toBe('Cancel this invitation?');
+    await owner.locator('#confirm-dialog').getByRole('button', { name: 'Cancel', exact: true }).click();
+    expect(await owner.locator('#confirm-dialog').isVisible()).toBe(false);
+    expect(await owner.locator('#invitations-table tbody').textContent()).toContain(memberEmail);
     member = await newPage({ width: 390, height: 844 });
     await acceptInvitation(member, memberLink, PASSWORD_MEMBER);
     expect(await text(member, '#balance')).toBe(String(adminWorkspace.balance));
@@ -297,15 +380,20 @@ describe.runIf(available)('the workspace console in Chromium', { timeout: 60_000
     // Readable on a phone: nothing wider than the screen but the tables' own scrolling boxes.
     expect(await member.evaluate(() => (globalThis as any).document.documentElement.scrollWidth <= (globalThis as any).innerWidth)).toBe(true);
     expect(await member.getByRole('link', { name: 'Members' }).count()).toBe(0);
+    // Opened anyway, Members says it is the owners' page instead of offering forms that would fail.
+    await open(member, '/console/members');
+    expect(await member.locator('#owners-only').isVisible()).toBe(true);
+    expect(await member.locator('#invite-form').isVisible()).toBe(false);
+    expect(await member.locator('#error').isVisible()).toBe(false);
     expect((await inPage(member, 'GET', '/console/v1/members')).status).toBe(403);
     await open(member, `/console/usage?key_id=${keyId}`);
-    expect(await text(member, '#usage-table tfoot .total-calls')).toBe('3');
+    expect(await text(member, '#usage-table tfoot .total-calls')).toBe('4');
     expect((await inPage(member, 'POST', '/console/v1/invitations', { body: { email: 'x@example.com' } })).body.error.code).toBe('forbidden');
 
     // Revoke, with confirmation: the very next call with the key is refused.
     await open(owner, '/console/keys');
     await owner.getByRole('button', { name: 'Revoke production' }).click();
-    await owner.locator('#revoke-confirm').click();
+    await owner.locator('#confirm-button').click();
     await expect.poll(() => owner.locator('#keys-table tbody tr td.revoked').textContent()).not.toBe('no');
     expect((await lookup(key, '/v1/company', { url: 'https://www.linkedin.com/company/acme-robotics' })).status).toBe(401);
 
@@ -417,6 +505,52 @@ describe.runIf(available)('the workspace console in Chromium', { timeout: 60_000
     expect(await member.evaluate(() => (globalThis as any).document.documentElement.scrollWidth <= (globalThis as any).innerWidth)).toBe(true);
   });
 
+  it('fits every page at 1280×800 and on a 390 px phone: no sideways scroll, tables as cards on the phone, charts with labelled axes', { timeout: 120_000 }, async () => {
+    const pages = ['overview', 'keys', 'usage', 'ledger', 'statement', 'members', 'account', `request?id=${storyRequestId}`];
+    for (const viewport of [{ width: 1280, height: 800 }, { width: 390, height: 844 }]) {
+      // The owner's session, in a tab of the size.
+      const page = await owner.context().newPage();
+      await page.setViewportSize(viewport);
+      for (const name of ['signin', 'accept', ...pages]) {
+        await open(page, name === 'signin' ? '/console' : name === 'accept' ? '/console/accept?token=unknown' : `/console/${name}`);
+        const fit = await page.evaluate(() => {
+          const doc = (globalThis as any).document;
+          const boxes = [...doc.querySelectorAll('.table-wrap')].map((b: any) => ({ scroll: b.scrollWidth, client: b.clientWidth }));
+          return { scroll: doc.documentElement.scrollWidth, width: (globalThis as any).innerWidth, boxes, ready: doc.body.dataset.ready };
+        });
+        const where = `${name} at ${viewport.width} px`;
+        expect(fit.ready, where).toBe('true');
+        expect(fit.scroll, where).toBeLessThanOrEqual(fit.width);
+        // No table hides columns behind a scroll of its own either.
+        for (const box of fit.boxes) expect(box.scroll, where).toBeLessThanOrEqual(box.client);
+        // A scroll box is reachable with the keyboard.
+        for (const tabindex of await page.locator('.table-wrap').evaluateAll((bs) => bs.map((b) => (b as any).getAttribute('tabindex')))) expect(tabindex, where).toBe('0');
+        if (viewport.width === 390 && (await page.locator('table').count()) > 0) {
+          // On the phone a table is a list of cards: no header row, each value labelled.
+          expect(await page.locator('table thead').first().isVisible(), where).toBe(false);
+          const row = page.locator('table tbody tr:not(.empty)').first();
+          if ((await row.count()) > 0) expect(await row.locator('td').first().getAttribute('data-label'), where).toBeTruthy();
+        }
+        if (name === 'overview' || name === 'usage') {
+          const axes = await chartAxes(page);
+          expect(axes.x.title, where).toBe('Day (UTC)');
+          expect(axes.y.title, where).toBe('Credits');
+          expect(axes.x.ticks.length, where).toBeGreaterThan(1);
+          expect(axes.y.ticks.length, where).toBeGreaterThan(1);
+        }
+        if (name === 'keys' && viewport.width === 390) {
+          // The actions stay within reach on the phone.
+          const revoke = page.getByRole('button', { name: /^Revoke / }).first();
+          if ((await revoke.count()) > 0) {
+            const box = (await revoke.boundingBox())!;
+            expect(box.x + box.width, where).toBeLessThanOrEqual(viewport.width);
+          }
+        }
+      }
+      await page.close();
+    }
+  });
+
   it('refuses a state change without the session CSRF token, or from another origin', async () => {
     const before = (await inPage(owner, 'GET', '/console/v1/keys')).body.data.length;
     const noToken = await inPage(owner, 'POST', '/console/v1/keys', { body: { name: 'csrf' }, csrf: false });
@@ -487,7 +621,13 @@ describe.runIf(available)('the workspace console in Chromium', { timeout: 60_000
     expect(JSON.stringify((await inPage(owner, 'GET', '/console/v1/keys')).body)).not.toContain(bKey.id);
     expect((await inPage(owner, 'GET', '/console/v1/overview')).body.balance).not.toBe(50);
     // B's key still works and B's member is still there, still an owner.
-    expect((await lookup(bKey.key, '/v1/company', { url: 'https://www.linkedin.com/company/acme-robotics' })).status).toBe(200);
+    const bCall = await lookup(bKey.key, '/v1/company', { url: 'https://www.linkedin.com/company/acme-robotics' });
+    expect(bCall.status).toBe(200);
+    // B's call has a story for B, none for A.
+    expect((await inPage(bOwner, 'GET', `/console/v1/requests/${bCall.requestId}`)).body.call.operation).toBe('company');
+    const foreignStory = await inPage(owner, 'GET', `/console/v1/requests/${bCall.requestId}`);
+    expect(foreignStory.status).toBe(404);
+    expect(JSON.stringify(foreignStory.body)).not.toContain(workspaceB);
     expect((await inPage(bOwner, 'GET', '/console/v1/session')).body.member.role).toBe('owner');
   });
 
@@ -574,6 +714,11 @@ describe.runIf(available)('the workspace console in Chromium', { timeout: 60_000
     expect(Number(probe.headers.get('ratelimit-limit'))).toBe(600);
   });
 });
+
+/** What the chart's axes show, as the page records them (titles and tick labels as drawn). */
+async function chartAxes(page: Page): Promise<{ x: { title: string; ticks: string[] }; y: { title: string; ticks: string[] } }> {
+  return JSON.parse((await page.locator('#chart').getAttribute('data-axes'))!);
+}
 
 /** docs/console.png when UPDATE_SCREENSHOTS=1 (commit it), else a throwaway file. */
 function screenshotPath(): string {

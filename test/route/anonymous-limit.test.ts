@@ -1,6 +1,6 @@
 // The per-client-address bucket's 429 through app.inject, on an app of its own (it drains the bucket).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ANONYMOUS_RATE_PER_MINUTE } from '../../services/api/app';
+import { ANONYMOUS_RATE_PER_MINUTE } from '../../contracts/endpoints';
 import { errorOf, startRouteApp, type RouteApp } from './support';
 
 let t: RouteApp;

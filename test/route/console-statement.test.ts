@@ -2,7 +2,7 @@
 // admin API's statement of the session's workspace, to the credit, for members and owners alike.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newRequestId } from '../../services/common/ids';
-import { ADMIN_TOKEN, errorOf, startRouteApp, type RouteApp } from './support';
+import { ADMIN_TOKEN, errorOf, signedInMember as signIn, startRouteApp, type RouteApp } from './support';
 
 let t: RouteApp;
 beforeAll(async () => {
@@ -12,18 +12,8 @@ afterAll(async () => t?.close());
 
 const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
 const WHOLE = { from: '2000-01-01T00:00:00Z', to: '2999-01-01T00:00:00Z' };
+const signedInMember = (workspaceId: string, email: string, role: 'owner' | 'member') => signIn(t, workspaceId, email, role);
 const query = (period: { from: string; to: string }, extra = '') => `from=${encodeURIComponent(period.from)}&to=${encodeURIComponent(period.to)}${extra}`;
-
-/** A member of `workspaceId` with `role`, signed in through an invitation: their session cookie. */
-async function signedInMember(workspaceId: string, email: string, role: 'owner' | 'member'): Promise<{ cookie: string }> {
-  const invitation = await t.call('POST', `/admin/v1/workspaces/${workspaceId}/invitations`, { headers: admin, body: { email, role } });
-  expect(invitation.statusCode, invitation.body).toBe(201);
-  const token = new URL(invitation.json().link).searchParams.get('token');
-  const accepted = await t.call('POST', '/console/v1/invitations/accept', { body: { token, password: `${role} password 123456` } });
-  expect(accepted.statusCode, accepted.body).toBe(200);
-  const cookie = String(accepted.headers['set-cookie']).split(';')[0]!;
-  return { cookie };
-}
 
 /** A workspace with a grant, a charge refunded in part and a plain charge, split by an instant between them. */
 async function workspaceWithHistory(name: string) {

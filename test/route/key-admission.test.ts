@@ -2,7 +2,7 @@
 // a made-up one the client address's (refused from the key set, with no database read).
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ANONYMOUS_RATE_PER_MINUTE } from '../../services/api/app';
+import { ANONYMOUS_RATE_PER_MINUTE } from '../../contracts/endpoints';
 import { ADMIN_TOKEN, errorOf, startRouteApp, type Answer, type RouteApp } from './support';
 
 let t: RouteApp;

@@ -1,7 +1,7 @@
 // The Meta area and unknown routes through app.inject, by answer status; and the route table
 // (contracts/endpoints.ts) against what is registered.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ENDPOINTS } from '../../contracts/endpoints';
+import { documentRows, ENDPOINTS } from '../../contracts/endpoints';
 import { ERROR_CODES } from '../../contracts/errors';
 import { InstanceLifecycle } from '../../services/health/readiness';
 import { errorOf, startRouteApp, type RouteApp } from './support';
@@ -29,13 +29,13 @@ describe('200', () => {
       'person_name /v1/person',
       'search /v1/search',
     ]);
-    expect(pricing.free[1].endpoints).toContain('GET /docs');
+    expect(pricing.free.find((area: { area: string }) => area.area === 'meta').endpoints).toContain('GET /docs');
     expect((await t.call('GET', '/v1/errors')).json().data).toHaveLength(ERROR_CODES.length);
     const openapi = await t.call('GET', '/v1/openapi.json');
     expect(openapi.json().servers).toHaveLength(1);
-    // Every public row of the route table, then the console's own calls (contracts/console.ts).
+    // Every public row of the route table, then the console's calls (their rows, tag Console).
     const paths = Object.keys(openapi.json().paths);
-    const publicRows = ENDPOINTS.filter((r) => r.area !== 'admin' && r.answer !== 'html').map((r) => r.path);
+    const publicRows = [...new Set(documentRows('public').filter((r) => r.area !== 'console').map((r) => r.path))];
     expect(paths.slice(0, publicRows.length)).toEqual(publicRows);
     expect(paths.slice(publicRows.length).every((p) => p.startsWith('/console/v1/'))).toBe(true);
     const docs = await t.call('GET', '/docs');

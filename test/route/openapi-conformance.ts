@@ -1,7 +1,7 @@
-// Every answer of the route suites checked against the service's OpenAPI document: its status is
-// one the operation lists, its body matches that status's schema for its content type, and it
-// carries every header the document requires there. Answers at no documented operation (the admin
-// API, HTML pages, unknown paths and methods) have nothing to be checked against.
+// Every answer of the route suites checked against one of the service's OpenAPI documents: its
+// status is one the operation lists, its body matches that status's schema for its content type,
+// and it carries every header the document requires there. Answers at no operation of the
+// document (HTML pages, unknown paths and methods) have nothing to be checked against.
 import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import type { LightMyRequestResponse } from 'fastify';

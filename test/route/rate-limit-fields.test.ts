@@ -6,7 +6,7 @@ import { connect } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { parseList, type Item } from 'structured-headers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ANONYMOUS_RATE_PER_MINUTE } from '../../services/api/app';
+import { ANONYMOUS_RATE_PER_MINUTE } from '../../contracts/endpoints';
 import { errorOf, startRouteApp, type RouteApp } from './support';
 
 let t: RouteApp;

@@ -3,7 +3,7 @@
 // app.inject: no socket.
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { buildApp } from '../../services/api/app';
-import type { AppDeps } from '../../services/api/deps';
+import type { AppDeps } from '../../services/http/deps';
 import { KeyAuthenticator } from '../../services/keys/authenticator';
 import { KeyUseRecorder } from '../../services/keys/key-use';
 import { loadConfig } from '../../services/config/config';
@@ -26,7 +26,7 @@ import { LookupService } from '../../services/lookup/lookup-service';
 import { createHttpSource } from '../../services/lookup/source/http-source';
 import { INLINE_PROJECTIONS } from '../../services/projections/inline';
 import { startSandbox } from '../../services/sandbox/server';
-import { buildOpenApiDocument } from '../../contracts/openapi';
+import { buildAdminOpenApiDocument, buildOpenApiDocument } from '../../contracts/openapi';
 import { OpenApiConformance } from './openapi-conformance';
 
 export const ADMIN_TOKEN = 'route-tests-admin-token';
@@ -130,10 +130,12 @@ export async function startRouteApp(
 
 /** The service's OpenAPI document (what GET /v1/openapi.json serves), its console part included. */
 export const conformance = new OpenApiConformance(buildOpenApiDocument());
+/** The admin API's (what GET /admin/v1/openapi.json serves). */
+const adminConformance = new OpenApiConformance(buildAdminOpenApiDocument());
 
 /**
- * Every answer a route suite gets through app.inject is checked against the OpenAPI document:
- * one that does not match fails the call, and so the test that made it.
+ * Every answer a route suite gets through app.inject is checked against the OpenAPI document of
+ * its operation (public or admin): one that does not match fails the call, and so the test that made it.
  */
 function checkEveryAnswer(app: FastifyInstance): void {
   const inject = app.inject.bind(app) as (opts: InjectOptions) => Promise<LightMyRequestResponse>;
@@ -141,7 +143,7 @@ function checkEveryAnswer(app: FastifyInstance): void {
     const options = typeof opts === 'string' ? { url: opts } : opts;
     const answer = await inject(options);
     const url = typeof options.url === 'string' ? options.url : (options.url?.pathname ?? options.path ?? '/');
-    conformance.check(options.method ?? 'GET', String(url), answer);
+    for (const document of [conformance, adminConformance]) document.check(options.method ?? 'GET', String(url), answer);
     return answer;
   };
   (app as unknown as { inject: typeof checked }).inject = checked;
@@ -159,4 +161,14 @@ function expectEnvelope(answer: Answer) {
   if (!body.error || !body.meta || body.meta.request_id !== answer.headers['x-request-id']) {
     throw new Error(`not an error envelope with its request id: ${answer.statusCode} ${answer.body}`);
   }
+}
+
+/** A member of `workspaceId` with `role`, signed in to the console through an invitation: their session cookie. */
+export async function signedInMember(t: RouteApp, workspaceId: string, email: string, role: 'owner' | 'member'): Promise<{ cookie: string }> {
+  const invitation = await t.call('POST', `/admin/v1/workspaces/${workspaceId}/invitations`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` }, body: { email, role } });
+  if (invitation.statusCode !== 201) throw new Error(`invitation: ${invitation.statusCode} ${invitation.body}`);
+  const token = new URL(invitation.json().link).searchParams.get('token');
+  const accepted = await t.call('POST', '/console/v1/invitations/accept', { body: { token, password: `${role} password 123456` } });
+  if (accepted.statusCode !== 200) throw new Error(`accept: ${accepted.statusCode} ${accepted.body}`);
+  return { cookie: String(accepted.headers['set-cookie']).split(';')[0]! };
 }

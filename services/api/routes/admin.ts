@@ -7,13 +7,13 @@ import { BalanceThresholds } from '../../alerts/balance-alerts';
 import { runAudit } from '../../audit/audit-runner';
 import { AuditJobStore } from '../../audit/audit-job-store';
 import { AuditJobs, FINISHED_AUDIT_JOBS_KEPT } from '../../audit/audit-jobs';
-import { route } from '../http/route';
-import { DEPS_PLUGIN } from '../plugins/deps';
+import { route } from '../../http/route';
+import { DEPS_PLUGIN } from '../../http/deps-plugin';
 
 /**
- * Operators and the console: bearer ADMIN_TOKEN, on no rate-limit bucket. The token is checked
- * in the app's onRequest hook for the whole `/admin` area, unknown paths included; unknown
- * workspaces and keys are mapped to 404 by the one error renderer (http/errors.ts).
+ * Operators and the console: bearer ADMIN_TOKEN, on no rate-limit bucket (the rows' `admin`
+ * admission, services/http/admission, which also guards unknown paths under /admin); unknown
+ * workspaces and keys are mapped to 404 by the one error renderer (services/http/errors.ts).
  */
 export const adminRoutes = fp(
   async (app) => {

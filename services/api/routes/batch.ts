@@ -13,14 +13,14 @@ import type { SlotHandle } from '../../limits/concurrency';
 import { apiKeyBucket } from '../../limits/rate-limiter';
 import type { LookupService } from '../../lookup/lookup-service';
 import { recordBatchItem } from '../../metrics/metrics';
-import { toApiError } from '../http/errors';
-import { answerOnce } from '../http/idempotent-answer';
-import { setRateLimitHeaders } from '../http/rate-limit-headers';
-import { validated } from '../http/request-body';
-import { route } from '../http/route';
+import { toApiError } from '../../http/errors';
+import { answerOnce } from '../../http/idempotent-answer';
+import { setRateLimitHeaders } from '../../http/rate-limit-headers';
+import { validated } from '../../http/request-body';
+import { route } from '../../http/route';
 import { LOOKUP_CALLS, type LookupCall } from '../lookup-calls';
-import { DEPS_PLUGIN } from '../plugins/deps';
-import { docsUrlFor } from '../public-url';
+import { DEPS_PLUGIN } from '../../http/deps-plugin';
+import { docsUrlFor } from '../../http/public-url';
 
 /** POST /v1/batch: up to 100 lookups and searches, each answered, billed and logged as its single call (docs/api.md "Batch"). */
 export const batchRoutes = fp(
@@ -52,7 +52,7 @@ async function runBatch(app: FastifyInstance, req: FastifyRequest, reply: Fastif
     try {
       return itemSuccess(item, await plan.call({ requestId: item.requestId, workspaceId: key.workspaceId, keyId: key.keyId, turn }));
     } catch (err) {
-      const error = toApiError(err, 'lookup');
+      const error = toApiError(err, 'apiKey');
       logItemFailure(req, item, error, err);
       return itemError(item, error, docsUrl);
     } finally {

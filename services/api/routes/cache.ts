@@ -3,8 +3,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../../contracts/errors';
 import { aliases, companyAlias, personAlias } from '../../lookup/aliases';
 import { parseCompanyReference, parseDomain, parsePersonReference } from '../../lookup/references';
-import { route } from '../http/route';
-import { DEPS_PLUGIN } from '../plugins/deps';
+import { route } from '../../http/route';
+import { DEPS_PLUGIN } from '../../http/deps-plugin';
 
 /** The Cache area: free, authenticated, rate limited, never the profile itself. */
 export const cacheRoutes = fp(

@@ -3,11 +3,11 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../../contracts/errors';
 import { isStoredOutcome, type StoredResponse } from '../../idempotency/idempotency';
 import type { LookupResult } from '../../lookup/lookup-service';
-import { renderError, toApiError } from '../http/errors';
-import { answerOnce } from '../http/idempotent-answer';
+import { renderError, toApiError } from '../../http/errors';
+import { answerOnce } from '../../http/idempotent-answer';
 import { LOOKUP_CALLS, type LookupCall, type LookupEndpointId } from '../lookup-calls';
-import { route } from '../http/route';
-import { DEPS_PLUGIN } from '../plugins/deps';
+import { route } from '../../http/route';
+import { DEPS_PLUGIN } from '../../http/deps-plugin';
 
 /** The charged lookups and search. */
 export const lookupRoutes = fp(
@@ -41,7 +41,7 @@ async function runLookup(app: FastifyInstance, req: FastifyRequest, call: Lookup
     }
     return success(req.id, result);
   } catch (err) {
-    const apiError = toApiError(err, 'lookup');
+    const apiError = toApiError(err, 'apiKey');
     if (!isStoredOutcome(apiError.status)) throw apiError;
     const rendered = await renderError(deps, req, apiError);
     return { status: rendered.status, body: rendered.body, headers: { ...rendered.headers, 'x-request-id': req.id } };

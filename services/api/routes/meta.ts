@@ -1,12 +1,13 @@
 import fp from 'fastify-plugin';
 import { buildAsyncApiDocument } from '../../../contracts/asyncapi';
 import { errorCatalogueList, renderErrorsDocHtml } from '../../../contracts/errors';
-import { API_VERSION, buildOpenApiDocument, renderDocsIndexHtml } from '../../../contracts/openapi';
+import { API_VERSION, buildAdminOpenApiDocument, buildOpenApiDocument, renderDocsIndexHtml, type OpenApiOptions } from '../../../contracts/openapi';
 import { InstanceLifecycle, readinessOf } from '../../health/readiness';
 import { notFoundPricesText, pricingTable } from '../../ledger/pricing';
-import { route } from '../http/route';
-import { DEPS_PLUGIN } from '../plugins/deps';
-import { docsUrlFor, publicBaseUrl } from '../public-url';
+import { route } from '../../http/route';
+import { DEPS_PLUGIN } from '../../http/deps-plugin';
+import { docsUrlFor, publicBaseUrl } from '../../http/public-url';
+import type { FastifyRequest } from 'fastify';
 
 /**
  * The HTML pages are static text and links: they load nothing, run nothing, and are never framed
@@ -22,12 +23,26 @@ const DOCS_PAGE_HEADERS = {
 /** Distinct base URLs whose OpenAPI document is kept (only a trusted proxy can make more than one). */
 const OPENAPI_CACHE_ENTRIES = 16;
 
-/** The Meta area: public, unauthenticated, on the per-IP bucket. */
+/** The Meta area (public, unauthenticated, on the per-IP bucket), and the admin API's own OpenAPI document. */
 export const metaRoutes = fp(
   async (app) => {
     const { deps } = app;
     // Built per base URL, not once from whichever request came first: each caller sees its own.
-    const openApiByBase = new Map<string, Record<string, unknown>>();
+    const servedDocument = (build: (opts: OpenApiOptions) => Record<string, unknown>) => {
+      const byBase = new Map<string, Record<string, unknown>>();
+      return (req: FastifyRequest) => {
+        const serverUrl = publicBaseUrl(deps.config, req);
+        const docsUrl = docsUrlFor(deps.config, req);
+        const cacheKey = `${serverUrl} ${docsUrl}`;
+        let document = byBase.get(cacheKey);
+        if (!document) {
+          if (byBase.size >= OPENAPI_CACHE_ENTRIES) byBase.clear();
+          document = build({ serverUrl, docsUrl });
+          byBase.set(cacheKey, document);
+        }
+        return document;
+      };
+    };
 
     route(app, 'health', async ({ reply }) => {
       const database = await deps.store.sql.query('SELECT 1').then(() => 'ok' as const, () => 'fail' as const);
@@ -46,18 +61,10 @@ export const metaRoutes = fp(
 
     route(app, 'errors', async ({ req }) => errorCatalogueList(docsUrlFor(deps.config, req)));
 
-    route(app, 'openapi', async ({ req }) => {
-      const serverUrl = publicBaseUrl(deps.config, req);
-      const docsUrl = docsUrlFor(deps.config, req);
-      const cacheKey = `${serverUrl} ${docsUrl}`;
-      let document = openApiByBase.get(cacheKey);
-      if (!document) {
-        if (openApiByBase.size >= OPENAPI_CACHE_ENTRIES) openApiByBase.clear();
-        document = buildOpenApiDocument({ serverUrl, docsUrl });
-        openApiByBase.set(cacheKey, document);
-      }
-      return document;
-    });
+    const openApi = servedDocument(buildOpenApiDocument);
+    route(app, 'openapi', async ({ req }) => openApi(req));
+    const adminOpenApi = servedDocument(buildAdminOpenApiDocument);
+    route(app, 'adminOpenApi', async ({ req }) => adminOpenApi(req));
 
     // The Kafka topics (docs/events.md): the same for every caller, so built once.
     let asyncApiDocument: Record<string, unknown> | undefined;

@@ -23,7 +23,7 @@ import { startRelay, type RelayLogger } from '../../../services/relay/relay';
 import { topicNames } from '../../../services/relay/routing';
 import { privateServersAvailable, startPrivatePostgres, type PrivatePostgres } from '../../support/private-servers';
 import { serverUrl } from '../../support/servers';
-import { readWholeTopic } from '../relay/kafka-support';
+import { readWholeTopic } from '../../support/kafka-support';
 import { accountsOf } from '../../support/accounts';
 
 const BOUNDARY = 100_000n;

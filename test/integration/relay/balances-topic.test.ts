@@ -16,7 +16,7 @@ import { startRelay, type RelayLogger, type RunningRelay } from '../../../servic
 import { topicNames } from '../../../services/relay/routing';
 import { ADMIN_TOKEN, AdminApi } from '../../e2e/support/harness';
 import { createTestDatabase, serverUrl, type TestDatabase } from '../../support/servers';
-import { readWholeTopic } from './kafka-support';
+import { readWholeTopic } from '../../support/kafka-support';
 import { createWorkspaces, latestBalances, ledgerRound, type Workspace } from './workload';
 
 const databaseUrl = serverUrl('postgres');

@@ -10,7 +10,7 @@ import { Ledger } from '../../../services/ledger/ledger';
 import { INLINE_PROJECTIONS } from '../../../services/projections/inline';
 import { startRelay, type RelayLogger, type RunningRelay } from '../../../services/relay/relay';
 import { createTestDatabase, serverUrl, type TestDatabase } from '../../support/servers';
-import { DedicatedBroker } from './kafka-support';
+import { DedicatedBroker } from '../../support/kafka-support';
 import { createWorkspaces, expectTopicsToMirrorLog, ledgerRound, readWholeLog, waitFor, type Workspace } from './workload';
 
 const databaseUrl = serverUrl('postgres');

@@ -14,7 +14,7 @@ import { INLINE_PROJECTIONS } from '../../../services/projections/inline';
 import { RELAY_SUBSCRIPTION, pendingEvents, startRelay, type RelayLogger, type RunningRelay } from '../../../services/relay/relay';
 import { topicNames } from '../../../services/relay/routing';
 import { createTestDatabase, serverUrl, type TestDatabase } from '../../support/servers';
-import { readWholeTopic } from './kafka-support';
+import { readWholeTopic } from '../../support/kafka-support';
 import { accountsOf } from '../../support/accounts';
 import {
   appendProfileAndUnknownEvents,

@@ -8,7 +8,7 @@ import type { Ledger } from '../../../services/ledger/ledger';
 import { foldLedger, parsePublishedEvent } from '../../../services/relay/ledger-balances';
 import { routeOf, type TopicNames } from '../../../services/relay/routing';
 import { accountsOf } from '../../support/accounts';
-import { readWholeTopic, type ReadMessage } from './kafka-support';
+import { readWholeTopic, type ReadMessage } from '../../support/kafka-support';
 
 export interface Workspace {
   id: string;

@@ -230,3 +230,31 @@ describe('observability settings', () => {
     }
   });
 });
+
+describe('webhook and watch settings', () => {
+  const base = { ADMIN_TOKEN: 'a-token-of-sufficient-length' };
+
+  it('given none, then public addresses only, 10 s per attempt, retries from 5 s up to 1 h apart for 24 h, a day of secret overlap', () => {
+    const config = loadConfig(base);
+    expect(config.webhooks).toMatchObject({ timeoutMs: 10_000, retry: { initialMs: 5_000, maxMs: 3_600_000, horizonMs: 86_400_000 }, secretOverlapMs: 86_400_000, pollMs: 1_000 });
+    expect(config.webhooks.allowedHosts.names.size + config.webhooks.allowedHosts.ranges.length).toBe(0);
+    expect(config.watchPollMs).toBe(5_000);
+  });
+
+  it('given WEBHOOK_ALLOWED_HOSTS, then its names and ranges are read', () => {
+    const { allowedHosts } = loadConfig({ ...base, WEBHOOK_ALLOWED_HOSTS: 'hooks.internal, 10.0.0.0/8,::1' }).webhooks;
+    expect([...allowedHosts.names]).toEqual(['hooks.internal']);
+    expect(allowedHosts.ranges.map(([address, bits]) => `${address.toString()}/${bits}`)).toEqual(['10.0.0.0/8', '::1/128']);
+  });
+
+  it('given a bad value, then the start stops naming the variable', () => {
+    for (const [name, value] of [
+      ['WEBHOOK_ALLOWED_HOSTS', '10.0.0.0/40'],
+      ['WEBHOOK_ALLOWED_HOSTS', 'http://x'],
+      ['WEBHOOK_TIMEOUT_MS', '0'],
+      ['WEBHOOK_RETRY_HORIZON_MS', 'a day'],
+    ] as const) {
+      expect(() => loadConfig({ ...base, [name]: value }), `${name}=${value}`).toThrow(new RegExp(`${name}: `));
+    }
+  });
+});

@@ -26,7 +26,7 @@ describe('docs/api.md', () => {
 
   it('describes every request field of every public endpoint', () => {
     for (const row of publicJsonEndpoints()) {
-      const schema = row.body && doc.paths[row.path].post.requestBody.content['application/json'].schema;
+      const schema = row.body && doc.paths[row.path][row.method.toLowerCase()].requestBody.content['application/json'].schema;
       for (const field of Object.keys(schema?.properties ?? {})) {
         expect(rows.some((line) => cells(line)[0] === `\`${field}\`` && cells(line)[1]!.includes(`\`${row.path}\``) || (cells(line)[0] === '`max_age`' && field === 'max_age')), `${row.path} ${field}`).toBe(true);
       }

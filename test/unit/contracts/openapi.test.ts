@@ -6,7 +6,7 @@ import { publicJsonEndpoints } from '../../../contracts/endpoints';
 type Json = Record<string, any>;
 const doc = buildOpenApiDocument({ serverUrl: 'https://api.example.org/' }) as Json;
 
-const ENDPOINTS: [string, 'get' | 'post'][] = [
+const ENDPOINTS: [string, 'get' | 'post' | 'patch' | 'delete', ('200' | '201' | '202')?][] = [
   ['/v1/company', 'post'],
   ['/v1/domain', 'post'],
   ['/v1/person', 'post'],
@@ -22,6 +22,19 @@ const ENDPOINTS: [string, 'get' | 'post'][] = [
   ['/v1/openapi.json', 'get'],
   ['/v1/errors', 'get'],
   ['/v1/asyncapi.json', 'get'],
+  ['/v1/webhook-endpoints', 'post', '201'],
+  ['/v1/webhook-endpoints', 'get'],
+  ['/v1/webhook-endpoints/{id}', 'get'],
+  ['/v1/webhook-endpoints/{id}', 'patch'],
+  ['/v1/webhook-endpoints/{id}', 'delete'],
+  ['/v1/webhook-endpoints/{id}/rotate-secret', 'post'],
+  ['/v1/webhook-endpoints/{id}/deliveries', 'get'],
+  ['/v1/webhook-endpoints/{id}/deliveries/{delivery_id}/resend', 'post', '202'],
+  ['/v1/watches', 'post', '201'],
+  ['/v1/watches', 'get'],
+  ['/v1/watches/{id}', 'get'],
+  ['/v1/watches/{id}', 'delete'],
+  ['/v1/watches/{id}/run', 'post'],
 ];
 
 /** Follows a local `$ref` such as `#/components/schemas/X`. */
@@ -94,10 +107,10 @@ describe('buildOpenApiDocument', () => {
 
   it('holds every public endpoint and nothing else', () => {
     // The console's paths (tag Console) are checked in console-openapi.test.ts.
-    expect(Object.keys(doc.paths).filter((p) => !p.startsWith('/console/')).sort()).toEqual(ENDPOINTS.map(([p]) => p).sort());
-    for (const [path, method] of ENDPOINTS) {
+    expect(Object.keys(doc.paths).filter((p) => !p.startsWith('/console/')).sort()).toEqual([...new Set(ENDPOINTS.map(([p]) => p))].sort());
+    for (const [path, method, status = '200'] of ENDPOINTS) {
       expect(doc.paths[path][method], `${method} ${path}`).toBeDefined();
-      expect(doc.paths[path][method].responses['200']).toBeDefined();
+      expect(doc.paths[path][method].responses[status]).toBeDefined();
     }
   });
 

@@ -135,13 +135,18 @@ describe('pricingTable (GET /v1/pricing)', () => {
     });
   });
 
-  it('lists the cache and Meta areas at 0', () => {
+  it('lists the cache, webhooks, watches and Meta areas at 0, and says a watch\'s refresh is charged', () => {
     expect(table.free.map((a) => [a.area, a.price])).toEqual([
       ['cache', 0],
+      ['webhooks', 0],
+      ['watches', 0],
       ['meta', 0],
     ]);
     expect(table.free[0]!.endpoints).toContain('GET /v1/cache/stats');
-    expect(table.free[1]!.endpoints).toContain('GET /v1/pricing');
+    expect(table.free[1]!.endpoints).toContain('POST /v1/webhook-endpoints/{id}/rotate-secret');
+    expect(table.free[2]!.endpoints).toContain('POST /v1/watches/{id}/run');
+    expect(table.free[3]!.endpoints).toContain('GET /v1/pricing');
+    expect(table.notes.some((note) => note.includes('each refresh of a watch'))).toBe(true);
   });
 
   it('returns a fresh copy each time, so a caller cannot alter the table', () => {

@@ -1,7 +1,7 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { Operation } from '../../../contracts/events';
-import { readCookie } from '../../../services/console-web/plugin';
+import { readCookie } from '../../../services/http/admission/session';
 import { renderPage, CONSOLE_PAGES } from '../../../services/console-web/pages';
 import { hashPassword, verifyPassword } from '../../../services/members/passwords';
 import { toCsv } from '../../../services/common/csv';
@@ -53,7 +53,7 @@ describe('CSV', () => {
 describe('console pages and cookies', () => {
   it('carry no inline script or style, and link only local assets', () => {
     for (const page of CONSOLE_PAGES) {
-      const html = renderPage(page, { js: '/console/assets/console.js?v=1', css: '/console/assets/console.css?v=1' });
+      const html = renderPage(page, { js: '/console/assets/console.js?v=1', css: '/console/assets/console.css?v=1', icon: '/console/assets/favicon.svg?v=1' });
       expect(html).not.toMatch(/<script(?![^>]*\bsrc=)/);
       expect(html).not.toMatch(/\sstyle=|<style/);
       expect(html).not.toMatch(/https?:\/\//);
@@ -61,12 +61,17 @@ describe('console pages and cookies', () => {
     }
   });
   it('given the contract\'s operations, then every page carries them for the script and the usage filter offers each, none kept by hand', () => {
-    const html = (page: (typeof CONSOLE_PAGES)[number]) => renderPage(page, { js: '/console/assets/console.js?v=1', css: '/console/assets/console.css?v=1' });
+    const html = (page: (typeof CONSOLE_PAGES)[number]) => renderPage(page, { js: '/console/assets/console.js?v=1', css: '/console/assets/console.css?v=1', icon: '/console/assets/favicon.svg?v=1' });
     for (const page of CONSOLE_PAGES) expect(html(page)).toContain(`data-operations="${Operation.options.join(' ')}"`);
     const options = [...html('usage').matchAll(/<option>([a-z_]+)<\/option>/g)].map((m) => m[1]);
     expect(options).toEqual(Operation.options);
-    const script = readFileSync(new URL('../../../services/console-web/assets/console.js', import.meta.url), 'utf8');
-    for (const op of Operation.options) expect(script, op).not.toMatch(new RegExp(`['"\`]${op}['"\`]|\\b${op}:`));
+    const browser = new URL('../../../services/console-web/browser/', import.meta.url);
+    const sources = readdirSync(browser, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts'));
+    expect(sources).toContain('main.ts');
+    for (const file of sources) {
+      const script = readFileSync(new URL(file, browser), 'utf8');
+      for (const op of Operation.options) expect(script, `${file}: ${op}`).not.toMatch(new RegExp(`['"\`]${op}['"\`]|\\b${op}:`));
+    }
   });
   it('reads one cookie among several', () => {
     expect(readCookie('a=1; lookup_console_session=abc; b=2', 'lookup_console_session')).toBe('abc');

@@ -23,6 +23,7 @@ describe('topic names', () => {
       profiles: 'lookup.profiles.v1',
       keys: 'lookup.keys.v1',
       members: 'lookup.members.v1',
+      webhooks: 'lookup.webhooks.v1',
       other: 'lookup.other.v1',
       balances: 'lookup.balances.v1',
     });
@@ -47,6 +48,8 @@ describe('routing an event to a topic and key', () => {
     ['ApiKeyRevoked', 'lookup.keys.v1', 'key_01JTESTKEY000000000000000'],
     ['ApiKeyRenamed', 'lookup.keys.v1', 'key_01JTESTKEY000000000000000'],
     ['ApiKeyCreatedBy', 'lookup.keys.v1', 'key_01JTESTKEY000000000000000'],
+    ['ProfileChanged', 'lookup.profiles.v1', 'company:1337'],
+    ...(['WatchCreated', 'WatchDeleted', 'WatchPaused', 'WatchResumed', 'WebhookEndpointFailing'] as const).map((type) => [type, 'lookup.webhooks.v1', ws] as [string, string, string]),
     ...(['MemberInvited', 'InvitationCancelled', 'InvitationAccepted', 'MemberRoleChanged', 'MemberRemoved', 'PasswordChanged', 'PasswordResetRequested', 'PasswordResetCompleted'] as const).map(
       (type) => [type, 'lookup.members.v1', 'ws_01JTESTWORKSPACE0000000000'] as [string, string, string],
     ),

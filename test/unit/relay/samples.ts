@@ -5,6 +5,8 @@ import type { RecordedEvent } from '../../../services/eventstore/types';
 const ws = 'ws_01JTESTWORKSPACE0000000000';
 const key = 'key_01JTESTKEY000000000000000';
 const req = 'req_01JTESTREQUEST00000000000';
+const watch = 'wat_01JTESTWATCH0000000000000';
+const endpoint = 'whep_01JTESTENDPOINT0000000000';
 
 export const SAMPLE_DATA: { [T in EventType]?: { stream: string; data: EventData<T>; requestId?: string } } = {
   WorkspaceCreated: { stream: streams.workspace(ws), data: { workspace_id: ws, name: 'Acme analytics', max_concurrency: 8 } },
@@ -77,6 +79,25 @@ export const SAMPLE_DATA: { [T in EventType]?: { stream: string; data: EventData
   },
   ApiKeyRenamed: { stream: streams.apiKey(key), data: { key_id: key, workspace_id: ws, name: 'production', actor: 'mem_01JTESTMEMBER0000000000000' } },
   ApiKeyCreatedBy: { stream: streams.apiKey(key), data: { key_id: key, workspace_id: ws, actor: 'mem_01JTESTMEMBER0000000000000' } },
+  WatchCreated: {
+    stream: streams.watch(watch),
+    data: { watch_id: watch, workspace_id: ws, key_id: key, operation: 'company', body: { url: 'acme-robotics' }, every: '1d', webhook_endpoint_id: endpoint },
+  },
+  WatchDeleted: { stream: streams.watch(watch), data: { watch_id: watch, workspace_id: ws } },
+  WatchPaused: { stream: streams.watch(watch), data: { watch_id: watch, workspace_id: ws, reason: 'insufficient_credits' } },
+  WatchResumed: { stream: streams.watch(watch), data: { watch_id: watch, workspace_id: ws } },
+  ProfileChanged: {
+    stream: streams.company('1337'),
+    data: {
+      entity: 'company:1337', kind: 'company', before_hash: `sha256:${'a'.repeat(64)}`, after_hash: `sha256:${'b'.repeat(64)}`,
+      changed_fields: ['follower_count'], watch_id: watch, workspace_id: ws, webhook_endpoint_id: endpoint, request_id: req,
+    },
+    requestId: req,
+  },
+  WebhookEndpointFailing: {
+    stream: streams.webhookEndpoint(endpoint),
+    data: { workspace_id: ws, endpoint_id: endpoint, url: 'https://hooks.example.com/h', delivery_id: 'msg_01JTESTMESSAGE00000000000', attempts: 17, last_error: 'answered 503' },
+  },
 };
 
 let position = 0;

@@ -1,0 +1,48 @@
+import fp from 'fastify-plugin';
+import { ApiError } from '../../../contracts/errors';
+import { WatchService } from '../../watches/watch-service';
+import { route } from '../../http/route';
+import { DEPS_PLUGIN } from '../../http/deps-plugin';
+
+/** Watches of the key's workspace (docs/api.md "Watches"): free, but each refresh is charged. */
+export const watchRoutes = fp(
+  async (app) => {
+    const { deps } = app;
+    const watches = new WatchService(deps.store, deps.lookups, deps.readModels, { logger: app.log, sourceTimeoutMs: deps.config.sourceTimeoutMs });
+    const noWatch = () => new ApiError('not_found', { reason: 'no_watch', message: 'No such watch in this workspace.' });
+    const meta = (requestId: string) => ({ request_id: requestId });
+
+    route(app, 'createWatch', async ({ req, body }) => {
+      const key = req.apiKey!;
+      const watch = await watches.create({ workspaceId: key.workspaceId, keyId: key.keyId }, body);
+      req.log.info({ watch_id: watch.id }, 'watch created');
+      return { data: watch, meta: meta(req.id) };
+    });
+
+    route(app, 'listWatches', async ({ req }) => ({ data: await watches.list(req.apiKey!.workspaceId), meta: meta(req.id) }));
+
+    route(app, 'getWatch', async ({ req, params }) => {
+      const watch = await watches.get(req.apiKey!.workspaceId, params.id);
+      if (!watch) throw noWatch();
+      return { data: watch, meta: meta(req.id) };
+    });
+
+    route(app, 'deleteWatch', async ({ req, params }) => {
+      if (!(await watches.delete(req.apiKey!.workspaceId, params.id))) throw noWatch();
+      return { data: { id: params.id, deleted: true as const }, meta: meta(req.id) };
+    });
+
+    route(app, 'runWatch', async ({ req, reply, params }) => {
+      const outcome = await watches.runNow(req.apiKey!.workspaceId, params.id, req.id);
+      if (!outcome) throw noWatch();
+      // Out of credits (the watch now paused) or a failed lookup (refunded): the lookup's own error.
+      if (outcome.kind !== 'refreshed') throw outcome.error;
+      reply.header('X-Credits-Charged', outcome.billing.charged).header('X-Credits-Remaining', outcome.billing.balance);
+      return {
+        data: outcome.watch,
+        meta: { ...meta(req.id), refresh_request_id: outcome.requestId, changed: outcome.changed, credits_charged: outcome.billing.charged, credits_remaining: outcome.billing.balance },
+      };
+    });
+  },
+  { name: 'routes-watches', dependencies: [DEPS_PLUGIN] },
+);
