@@ -52,10 +52,11 @@ describe.skipIf(!databaseUrl || !redisUrl)('a low-balance alert as an email and 
     const patched = await call(a.url, `/admin/v1/workspaces/${workspaceId}`, { method: 'PATCH', headers: admin, body: { low_balance_threshold: 10 } });
     expect(patched.status, JSON.stringify(patched.body)).toBe(200);
 
-    // The first charge crosses (10 → below 10); the next ones stay below.
+    // The first charge crosses (10 → below 10); the next ones stay below. A definitive not-found is charged too.
     for (const [i, instance] of [a, b, a].entries()) {
-      const looked = await call(instance.url, '/v1/company', { headers: bearer(key), body: { url: `alerts-company-${i}` } });
-      expect(looked.status, JSON.stringify(looked.body)).toBe(200);
+      const looked = await call(instance.url, '/v1/company', { headers: bearer(key), body: { url: i === 0 ? 'acme-robotics' : `alerts-company-${i}` } });
+      expect([200, 404], JSON.stringify(looked.body)).toContain(looked.status);
+      expect(Number(looked.headers['x-credits-charged'])).toBeGreaterThan(0);
     }
     const { balance } = await new Admin(b.url).workspace(workspaceId);
     expect(balance).toBeLessThan(10);
