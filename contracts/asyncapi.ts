@@ -35,7 +35,7 @@ const CHANNEL_DESCRIPTIONS: Record<TopicKind, string> = {
   lookups: 'One LookupCompleted per answered lookup. Key: workspace id.',
   profiles: 'Profiles fetched and definitive not-founds. Key: the entity (ProfileFetched) or the alias asked (ProfileNotFound).',
   keys: 'API keys created, renamed, attributed and revoked (never the key hash). Key: key id.',
-  members: 'Workspace membership: invitations, accepted invitations, roles, removals, password changes (never a token or password hash). Key: workspace id.',
+  members: 'Workspace membership: invitations, accepted invitations, roles, removals, password changes and resets (never a token, the hash of a token or a password hash). Key: workspace id.',
   webhooks: "Watches' schedules (created, deleted, paused for credits, resumed) and webhook endpoints given up as failing. Key: workspace id.",
   other: 'Events of types this version of the contract does not know (written by a newer version), never dropped. Key: the stream.',
   balances:

@@ -46,7 +46,10 @@ export const InvitationCreatedResponse = z.strictObject({
   email: InvitedEmail,
   role: Role,
   expires_at: InvitationExpiresAt,
-  link: z.string().meta({ description: 'The one-time link (`/console/accept?token=…&workspace=ws_…`): it works once, for 7 days. Shown only in this answer.' }),
+}).meta({ description: 'The one-time link (`/console/accept?token=…&workspace=ws_…`, once, 7 days) is emailed to the invited address only: it is not in this answer.' });
+/** The operator's answer: the link too, to bootstrap a workspace whatever the mail setup (docs/api.md, "Invitations"). */
+export const AdminInvitationCreatedResponse = InvitationCreatedResponse.extend({
+  link: z.string().meta({ description: 'The one-time link (`/console/accept?token=…&workspace=ws_…`): it works once, for 7 days. Emailed to the invited address as well.' }),
 });
 
 export const SignInRequest = z.strictObject({
@@ -66,6 +69,15 @@ export const PasswordChangeRequest = z.strictObject({
     description: 'The password the member signs in with now; a wrong one is 401 `unauthorized`. Throttled per member like sign-in: 429 `password_slowed`, then `password_locked` for 15 minutes.',
   }),
   new_password: password().meta({ description: 'The password from now on, under the same rule as when accepting an invitation. Every other session of the member ends.' }),
+});
+
+export const PasswordResetAskRequest = z.strictObject({
+  workspace_id: idString().meta({ description: 'The workspace whose password is forgotten (`ws_…`).' }),
+  email: email().meta({ description: 'The email the member signs in with (any case). The answer is the same whether or not it is a member of the workspace.' }),
+});
+export const PasswordResetCompleteRequest = z.strictObject({
+  token: InvitationToken.meta({ description: 'The `token` of the emailed link (`/console/reset?token=…`).' }),
+  new_password: password().meta({ description: 'The password from now on, under the rule of invitations (400 with details otherwise). Every session of the member ends; sign in again.' }),
 });
 
 export const SessionResponse = z.strictObject({
@@ -149,6 +161,21 @@ export const OverviewResponse = z.strictObject({
       }),
     )
     .meta({ description: `The last 10 calls that ended in an error, newest first. ${ERRORS_MEANING}` }),
+  last_insufficient_credits: z
+    .strictObject({
+      request_id: z.string().meta({ description: "The refused call's request id." }),
+      key_id: z.string().meta({ description: 'The key that made it.' }),
+      path: z.string().meta({ description: 'The endpoint called, e.g. `/v1/company`.' }),
+      refused_at: isoDateTime().meta({ description: 'When it was refused (ISO 8601, UTC).' }),
+    })
+    .nullable()
+    .meta({ description: 'The last call of the workspace refused with 402 `insufficient_credits` (shown as a banner), or null when none was.' }),
+  low_balance_threshold: z.int().nullable().meta({ description: 'The low-balance alert threshold (credits), or null when none is set.' }),
+});
+export const ConsoleAlertSettings = z.strictObject({
+  low_balance_threshold: z.int().min(0).max(1_000_000_000_000_000).nullable().meta({
+    description: 'Credits: a charge that takes the balance below it emails the owners once (re-armed when the balance is back at it or above); null removes the alert.',
+  }),
 });
 
 const queryDay = () => z.iso.date();

@@ -136,6 +136,38 @@ export const EVENT_SCHEMAS = {
   MemberRemoved: z.object({ workspace_id: workspaceId, member_id: z.string().startsWith('mem_'), actor: z.string() }),
   /** The hash itself is plain state (member_credentials), never in the log. */
   PasswordChanged: z.object({ workspace_id: workspaceId, member_id: z.string().startsWith('mem_'), actor: z.string() }),
+  /**
+   * A password reset link was emailed to a member (on `members-<workspace_id>`). Only the SHA-256 of
+   * its one-time token; a request for an address that is no member records nothing.
+   */
+  PasswordResetRequested: z.object({
+    workspace_id: workspaceId,
+    member_id: z.string().startsWith('mem_'),
+    token_hash: z.string().regex(/^[0-9a-f]{64}$/),
+    expires_at: z.iso.datetime(),
+  }),
+  /** The link was used: a new password, every session of the member ended. No hash of the password. */
+  PasswordResetCompleted: z.object({
+    workspace_id: workspaceId,
+    member_id: z.string().startsWith('mem_'),
+    token_hash: z.string().regex(/^[0-9a-f]{64}$/),
+    actor: z.string(),
+  }),
+  // Balance alerts, on `balance-alerts-<workspace_id>` (services/alerts): never on the workspace's
+  // ledger stream, whose chain and audit they do not touch.
+  /** The workspace's low-balance threshold was set (credits) or removed (null); it is armed from here on. */
+  LowBalanceThresholdChanged: z.object({ workspace_id: workspaceId, low_balance_threshold: credits.nullable(), actor: z.string() }),
+  /**
+   * A charge took the balance below the threshold while the alert was armed: once per crossing
+   * (a grant or refund back to the threshold or above re-arms it). Emailed to the owners.
+   */
+  BalanceLow: z.object({
+    workspace_id: workspaceId,
+    balance: credits,
+    low_balance_threshold: credits,
+    /** The charge that crossed it. */
+    request_id: requestId,
+  }),
   /** On the key's stream. */
   ApiKeyRenamed: z.object({ key_id: keyId, workspace_id: workspaceId, name: z.string().nullable(), actor: z.string() }),
   /** On the key's stream, right after its ApiKeyCreated, when a member created it in the console. */
@@ -201,6 +233,10 @@ export const EVENT_SCHEMA_VERSION: Record<EventType, number> = {
   MemberRoleChanged: 1,
   MemberRemoved: 1,
   PasswordChanged: 1,
+  PasswordResetRequested: 1,
+  PasswordResetCompleted: 1,
+  LowBalanceThresholdChanged: 1,
+  BalanceLow: 1,
   ApiKeyRenamed: 1,
   ApiKeyCreatedBy: 1,
   WatchCreated: 1,

@@ -506,9 +506,21 @@ export const WorkspaceCreatedResponse = z.strictObject({
   max_concurrency: maxConcurrency(),
 });
 
-export const WorkspaceResponse = WorkspaceCreatedResponse.extend({ created_at: isoDateTime() });
+const LowBalanceThreshold = z
+  .int()
+  .min(0)
+  .max(BALANCE_MAX)
+  .nullable()
+  .meta({ description: 'Credits: a charge that takes the balance below it sends the owners one email (`BalanceLow`, once per crossing; a grant back to it or above re-arms it); null: no alert.' });
 
-export const WorkspacePatchRequest = z.strictObject({ max_concurrency: maxConcurrency() });
+export const WorkspaceResponse = WorkspaceCreatedResponse.extend({
+  created_at: isoDateTime(),
+  low_balance_threshold: LowBalanceThreshold.optional().meta({ description: 'The low-balance alert threshold in credits, null when none; absent with `as_of`.' }),
+});
+
+export const WorkspacePatchRequest = z
+  .strictObject({ max_concurrency: maxConcurrency().optional(), low_balance_threshold: LowBalanceThreshold.optional() })
+  .refine((b) => b.max_concurrency !== undefined || b.low_balance_threshold !== undefined, { message: 'Name max_concurrency, low_balance_threshold or both.' });
 
 export const CreditsGrantRequest = z.strictObject({
   amount: z

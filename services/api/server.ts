@@ -37,6 +37,10 @@ import { KeyAuthenticator } from '../keys/authenticator';
 import { KeyUseRecorder } from '../keys/key-use';
 import { CacheIndexMemory } from '../lookup/cache-index-memory';
 import { createRedisRevocationMarks } from '../keys/revocation-marks-redis';
+import { EmailSender } from '../email/email-outbox';
+import { balanceAlertsHandler } from '../alerts/balance-alerts';
+import { createFolderMailer } from '../email/folder-mailer';
+import { createSmtpMailer } from '../email/smtp-mailer';
 import { WebhookDeliveryWorker } from '../webhooks/delivery-worker';
 import { webhookDispatch } from '../webhooks/dispatcher';
 import { WatchService, startWatchScheduler } from '../watches/watch-service';
@@ -173,6 +177,25 @@ export async function startServer(config: Config): Promise<RunningServer> {
     sweep.unref();
     closers.push(async () => clearInterval(sweep));
 
+    // Email leaves from the outbox table, whichever instance claims it: SMTP, or the outbox folder.
+    const mailer = config.smtpUrl ? createSmtpMailer(config.smtpUrl) : createFolderMailer(config.outboxDir, log);
+    if (!config.smtpUrl) log.info({ outbox_dir: config.outboxDir }, 'no SMTP_URL: emails are written to the outbox folder and their links logged here');
+    const emailSender = new EmailSender(sql, mailer, { from: config.mailFrom, logger: log });
+    emailSender.start();
+    closers.push(async () => {
+      await emailSender.stop();
+      await mailer.close();
+    });
+
+    // Low-balance alerts: one subscription across instances (its lock), BalanceLow and the owners' emails.
+    let consoleBase = '';
+    const balanceAlerts = startSubscription(
+      store,
+      balanceAlertsHandler(store, { consoleUrl: () => `${config.docsUrl ? new URL(config.docsUrl).origin : consoleBase}/console/overview`, logger: log }),
+      { pollIntervalMs: 500, coalesceWakesMs: 100, onError: everyNthError(log, 'balance alerts failed; retrying') },
+    );
+    closers.push(() => balanceAlerts.stop());
+
     let relayLag: (() => Promise<unknown>) | undefined;
     if (config.kafkaBrokers) {
       const relay = await startRelay({ store, brokers: config.kafkaBrokers, logger: log });
@@ -206,6 +229,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
     }
     lifecycle.markStarted();
     const url = await app.listen({ host: config.host, port: config.port });
+    consoleBase = url;
     return { app, url, metricsUrl, store, close };
   } catch (err) {
     await closeAll();

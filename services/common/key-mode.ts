@@ -30,5 +30,8 @@ export const modesShown = (filter: ModeFilter): KeyMode[] => (filter === 'all' ?
  */
 export const scopeInMode = (workspaceId: string, mode: KeyMode): string => (mode === 'test' ? `${workspaceId}:test` : workspaceId);
 
+/** Whether an event is of a test call (`mode: "test"`): it moves no balance, so balance watchers skip it. */
+export const isTestCall = (data: { mode?: KeyMode }): boolean => data.mode === 'test';
+
 /** The `mode` field an event of a call carries: only a test call's (absent means live, as before). */
 export const modeField = (mode: KeyMode): { mode?: 'test' } => (mode === 'test' ? { mode: 'test' } : {});

@@ -122,6 +122,10 @@ export class AdminClient {
     return this.request('PATCH', `/admin/v1/workspaces/${seg(id)}`, { body: { max_concurrency: maxConcurrency } });
   }
 
+  setLowBalanceThreshold(id: string, lowBalanceThreshold: number | null): Promise<WorkspaceResponse> {
+    return this.request('PATCH', `/admin/v1/workspaces/${seg(id)}`, { body: { low_balance_threshold: lowBalanceThreshold } });
+  }
+
   grantCredits(workspaceId: string, amount: number, reason?: string): Promise<CreditsGrantResponse> {
     return this.request('POST', `/admin/v1/workspaces/${seg(workspaceId)}/credits`, { body: reason === undefined ? { amount } : { amount, reason } });
   }

@@ -80,6 +80,10 @@ async function execute(client: AdminClient, command: Exclude<Command, { kind: 'h
       const ws = await client.setMaxConcurrency(command.workspaceId, command.maxConcurrency);
       return { raw: ws, text: fields(ws) };
     }
+    case 'workspace.set-alert': {
+      const ws = await client.setLowBalanceThreshold(command.workspaceId, command.lowBalanceThreshold);
+      return { raw: ws, text: fields(ws) };
+    }
     case 'credits.grant': {
       const answer = await client.grantCredits(command.workspaceId, command.amount, command.reason);
       return { raw: answer, text: `granted ${command.amount} credits to ${command.workspaceId}; balance ${answer.balance}` };

@@ -33,6 +33,13 @@ export const requestsRefused = new Counter({
 });
 
 /** The console's password checks (sign-in, a password change's current password) by how they ended. */
+export const emailsSent = new Counter({
+  name: `${PREFIX}emails_total`,
+  help: 'Emails of the outbox by kind (invitation, password_reset, balance_low) and outcome (sent; retry: an attempt failed, tried again later; given_up)',
+  labelNames: ['kind', 'outcome'] as const,
+  registers: [registry],
+});
+
 export const consolePasswordChecks = new Counter({
   name: `${PREFIX}console_password_checks_total`,
   help: 'Console password checks: check (sign_in, password) and outcome (right, wrong; slowed, locked: refused by the throttle; busy: refused by the hashing queue)',

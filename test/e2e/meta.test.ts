@@ -81,7 +81,7 @@ describe.each(backends())('Meta area over HTTP on $name', (backend) => {
       }
       expect(res.body.operations.find((o: any) => o.operation === 'person_name').endpoint).toBe('/v1/person');
       const free = Object.fromEntries(res.body.free.map((a: any) => [a.area, a.price]));
-      expect(free).toEqual({ cache: 0, meta: 0 });
+      expect(free).toEqual({ cache: 0, webhooks: 0, watches: 0, meta: 0 });
       // A batch costs what its items cost, each as its single call (docs/api.md "Batch").
       expect(res.body.batch).toEqual({ method: 'POST', endpoint: '/v1/batch', max_items: 100, price: 'sum_of_items' });
     });

@@ -4,6 +4,7 @@ import { ledgerExportPage, statement, usageExport, workspaceAt } from '../../fin
 import { forwardPeriod, statementCsv, statementCsvFileName } from '../../finance/statement';
 import { modesShown } from '../../common/key-mode';
 import { UnknownWorkspaceError } from '../../ledger/ledger';
+import { BalanceThresholds } from '../../alerts/balance-alerts';
 import { runAudit } from '../../audit/audit-runner';
 import { AuditJobStore } from '../../audit/audit-job-store';
 import { AuditJobs, FINISHED_AUDIT_JOBS_KEPT } from '../../audit/audit-jobs';
@@ -20,6 +21,7 @@ export const adminRoutes = fp(
     const { deps } = app;
     const { ledger, workspaces, keys, readModels } = deps;
     const heartbeatTimeoutMs = deps.config.auditHeartbeatTimeoutMs;
+    const thresholds = new BalanceThresholds(deps.store);
     const audits = new AuditJobs(
       (options) => runAudit(deps.store, { databaseUrl: deps.config.databaseUrl, ...options }),
       new AuditJobStore(deps.store.sql, { heartbeatTimeoutMs, keepFinished: FINISHED_AUDIT_JOBS_KEPT }),
@@ -37,13 +39,17 @@ export const adminRoutes = fp(
       if (query.as_of !== undefined) return (await workspaceAt(deps.store.sql, params.id, query.as_of)).workspace;
       const ws = await workspaces.get(params.id);
       if (!ws) throw new UnknownWorkspaceError(params.id);
-      return ws;
+      return { ...ws, low_balance_threshold: await thresholds.get(params.id) };
     });
 
     route(app, 'adminPatchWorkspace', async ({ params, body }) => {
-      const workspace = await workspaces.changeLimits(params.id, body.max_concurrency);
-      deps.authenticator.forget(params.id);
-      return workspace;
+      if (!(await workspaces.get(params.id))) throw new UnknownWorkspaceError(params.id);
+      if (body.low_balance_threshold !== undefined) await thresholds.set(params.id, body.low_balance_threshold, 'operator');
+      if (body.max_concurrency !== undefined) {
+        await workspaces.changeLimits(params.id, body.max_concurrency);
+        deps.authenticator.forget(params.id);
+      }
+      return { ...(await workspaces.get(params.id))!, low_balance_threshold: await thresholds.get(params.id) };
     });
 
     route(app, 'adminGrantCredits', async ({ params, body }) => ledger.grantCredits(params.id, body.amount, body.reason));

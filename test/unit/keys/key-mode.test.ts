@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { newEvent } from '../../../contracts/events';
 import { completedEvent } from '../../../services/ledger/commands/lookup-completed';
 import { chargeEvents } from '../../../services/ledger/commands/charge';
-import { mayStartWatches, modesShown, modeField, priceInMode, scopeInMode, sourceForMode, usesCache } from '../../../services/common/key-mode';
+import { isTestCall, mayStartWatches, modesShown, modeField, priceInMode, scopeInMode, sourceForMode, usesCache } from '../../../services/common/key-mode';
 import { API_KEY_PATTERN, generateApiKey, modeOfKey } from '../../../services/keys/key-material';
 import { decideCreateKey } from '../../../services/keys/create-key';
 
@@ -61,6 +61,12 @@ describe('watches', () => {
 });
 
 describe('kept apart', () => {
+  it('given a call event, when a balance watcher reads it, then only mode test marks a test call (absent is live)', () => {
+    expect(isTestCall({ mode: 'test' })).toBe(true);
+    expect(isTestCall({ mode: 'live' })).toBe(false);
+    expect(isTestCall({})).toBe(false);
+  });
+
   it('given the filters, when read, then live is live only, test test only, all both', () => {
     expect(modesShown('live')).toEqual(['live']);
     expect(modesShown('test')).toEqual(['test']);
