@@ -167,7 +167,8 @@ export function buildAsyncApiDocument(): Record<string, unknown> {
       version: API_VERSION,
       description:
         'Every event of the log (PostgreSQL, the source of truth), copied to Kafka by the relay for analytics consumers, at least once: drop duplicates by event id. ' +
-        'Messages carry CloudEvents 1.0 attributes in binary mode (ce_* headers); the value is the event as JSON. Topic names here are without the optional prefix a deployment may add.',
+        'Messages carry CloudEvents 1.0 attributes in binary mode (ce_* headers); the value is the event as JSON. Topic names here are without the optional prefix a deployment may add. ' +
+        'A test key\'s calls and key carry data.mode = "test" (never charged, sandbox answers); live events carry no mode (absent means live).',
     },
     defaultContentType: CLOUDEVENTS.contentType,
     channels,

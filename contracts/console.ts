@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { CACHE_STATUSES, ERRORS_MEANING, idString, isoDateTime, LedgerEntry, LedgerResponse, OperationName, queryInt, RATE_LIMIT_PER_MINUTE_DEFAULT, UsageRow } from './http';
+import { KeyMode } from './events';
+import { CACHE_STATUSES, ERRORS_MEANING, idString, isoDateTime, LedgerEntry, LedgerResponse, ModeFilter, OperationName, queryInt, RATE_LIMIT_PER_MINUTE_DEFAULT, UsageRow } from './http';
 import { text } from './text';
 
 /**
@@ -95,12 +96,17 @@ export const InvitationPreview = z.strictObject({
   expires_at: InvitationExpiresAt,
 });
 
-export const ConsoleKeyCreateRequest = z.strictObject({ name: keyName().optional().meta({ description: 'A name to tell the key by (one line of text); without it, the key has none.' }) });
+const KeyModeField = KeyMode.meta({ description: '`live`, or `test`: a test key (`lk_test_…`), answered from the sandbox network and never charged (docs/api.md, "Test keys").' });
+export const ConsoleKeyCreateRequest = z.strictObject({
+  name: keyName().optional().meta({ description: 'A name to tell the key by (one line of text); without it, the key has none.' }),
+  mode: KeyMode.default('live').meta({ description: '`test` for a test key (`lk_test_…`: sandbox answers, never charged); default `live`.' }),
+});
 export const ConsoleKeyRenameRequest = z.strictObject({ name: keyName().nullable().meta({ description: 'The new name (one line of text), or null to remove the name.' }) });
 export const ConsoleKey = z.strictObject({
   id: KeyId,
   prefix: KeyPrefix,
   name: KeyNameOrNull,
+  mode: KeyModeField,
   created_at: KeyCreatedAt,
   created_by: z.string().nullable().meta({ description: 'Email of the member who created it in the console; null for an operator.' }),
   last_used_at: isoDateTime()
@@ -115,6 +121,7 @@ export const ConsoleKeyCreated = z.strictObject({
   prefix: KeyPrefix,
   name: KeyNameOrNull,
   rate_limit_per_minute: z.int().meta({ description: `Requests per minute the key may make: ${RATE_LIMIT_PER_MINUTE_DEFAULT} for a key made in the console.` }),
+  mode: KeyModeField,
   created_at: KeyCreatedAt,
   created_by: z.string().meta({ description: 'Email of the member who created it: the signed-in member.' }),
 });
@@ -181,6 +188,7 @@ export const ConsoleUsageQuery = z.strictObject({
   operation: text({ max: 50, kind: 'id' }).optional().meta({ description: "Only this operation's rows." }),
   from: queryDay().optional().meta(FIRST_DAY),
   to: queryDay().optional().meta(END_DAY),
+  mode: ModeFilter,
 });
 export const ConsoleUsageResponse = z.strictObject({
   data: z.array(UsageRow).meta({ description: 'One row per UTC day, key and operation used, oldest day first.' }),
@@ -190,6 +198,7 @@ export const ConsoleLedgerQuery = z.strictObject({
   request_id: idString().optional().meta({ description: "Only this request id's entries: a call's charge and its refund." }),
   after: queryInt(0, Number.MAX_SAFE_INTEGER).optional().meta({ description: 'Entries after this log position: the `next` of the page before.' }),
   limit: queryInt(1, 500).default(50).meta({ description: 'Entries per page, 1–500. Default 50.' }),
+  mode: ModeFilter,
 });
 export const ConsoleLedgerCsvQuery = z.strictObject({
   from: queryDay().meta(FIRST_DAY),

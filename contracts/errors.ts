@@ -231,6 +231,7 @@ const ERROR_REASONS = {
   no_webhook_endpoint: { codes: ['not_found'], meaning: 'No such webhook endpoint in the workspace.' },
   no_webhook_delivery: { codes: ['not_found'], meaning: 'No such delivery of the webhook endpoint.' },
   no_watch: { codes: ['not_found'], meaning: 'No such watch in the workspace.' },
+  test_key: { codes: ['forbidden'], meaning: "A test key (`lk_test_…`) may not create or run a watch: a watch's refreshes are live, charged lookups. Use a live key." },
   webhook_url_refused: { codes: ['invalid_request'], meaning: 'The webhook URL is not http(s), carries credentials, or names an address the service may not reach (private, loopback, link-local).' },
   // The admin API.
   no_audit: { codes: ['not_found'], meaning: 'No audit job with that id (the last 20 finished are kept).' },

@@ -1,5 +1,6 @@
-import { newEvent, type EventData } from '../../contracts/events';
+import { newEvent, type EventData, type KeyMode } from '../../contracts/events';
 import type { Logger } from '../common/log';
+import { isTestCall } from '../common/key-mode';
 import { enqueueEmail } from '../email/email-outbox';
 import { balanceLowEmail } from '../email/messages';
 import type { EventStore } from '../eventstore/event-store';
@@ -46,7 +47,8 @@ export function balanceAlertsHandler(store: EventStore, options: { consoleUrl: (
   return {
     name: 'balance-alerts',
     async handle(tx: TransactionExecutor, events: RecordedEvent[]) {
-      const moves = events.filter((e) => MOVES[e.type] !== undefined);
+      // A test call's charge of 0 is no crossing, even while the balance sits below the threshold.
+      const moves = events.filter((e) => MOVES[e.type] !== undefined && !isTestCall(e.data as { mode?: KeyMode }));
       if (moves.length === 0) return;
       const workspaceIds = [...new Set(moves.map((e) => (e.data as { workspace_id: string }).workspace_id))];
       const { rows: alertRows } = await tx.query<{ workspace_id: string; low_balance_threshold: string; armed: boolean }>(

@@ -30,6 +30,8 @@ import { recordCommittedEvents, recordRevocationMarksRestored, registerLagSource
 import { startMetricsServer } from '../metrics/metrics-server';
 import { RELAY_SUBSCRIPTION, startRelay } from '../relay/relay';
 import { startSandbox } from '../sandbox/server';
+import { sandboxSourceOnDemand } from '../sandbox/test-key-source';
+import type { Source } from '../lookup/source/source';
 import { buildApp } from './app';
 import { KeyAuthenticator } from '../keys/authenticator';
 import { KeyUseRecorder } from '../keys/key-use';
@@ -97,12 +99,18 @@ export async function startServer(config: Config): Promise<RunningServer> {
     closers.push(async () => unregisterUsageLag());
 
     let sourceUrl: string;
+    // Test keys fetch from the sandbox network whatever SOURCE_URL says: this one, or one started on their first call.
+    let testSource: Source;
     if (config.source.kind === 'sandbox') {
       const sandbox = await startSandbox({ host: '127.0.0.1', port: 0 });
       closers.push(() => sandbox.close());
       sourceUrl = sandbox.url;
+      testSource = createHttpSource({ baseUrl: sandbox.url, timeoutMs: config.sourceTimeoutMs });
     } else {
       sourceUrl = config.source.url;
+      const onDemand = sandboxSourceOnDemand({ timeoutMs: config.sourceTimeoutMs, logger: log });
+      closers.push(() => onDemand.close());
+      testSource = onDemand.source;
     }
     let cacheIndex: CacheIndexMemory | undefined;
     if (config.cacheIndexMaxEntries > 0) {
@@ -116,7 +124,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
       cacheIndex = index;
     }
     const source = createHttpSource({ baseUrl: sourceUrl, timeoutMs: config.sourceTimeoutMs });
-    const lookups = new LookupService(sql, ledger, instrumentedSource(source), undefined, cacheIndex);
+    const lookups = new LookupService(sql, ledger, instrumentedSource(source), undefined, cacheIndex, testSource);
 
     // Fails fast while Redis is out (503 where it is needed) and reconnects by itself: see
     // redis-connection.ts. Connected once the app's logger exists, below.

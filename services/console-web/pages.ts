@@ -181,6 +181,7 @@ ${usageChart('Spending', 'Click a series to see its usage.')}
   <h2>Create a key</h2>
   <form id="create-key-form" class="inline">
     <label>Name <input type="text" name="name" maxlength="200" placeholder="e.g. production"></label>
+    <label><input type="checkbox" name="test"> Test key (<code>lk_test_</code>: sandbox answers, never charged)</label>
     <button type="submit">Create key</button>
   </form>
   <div id="new-key" class="new-key" hidden>

@@ -6,6 +6,7 @@ import { SESSION_COOKIE } from '../../contracts/console';
 import type { EndpointId } from '../../contracts/endpoints';
 import { ApiError } from '../../contracts/errors';
 import { toCsv } from '../common/csv';
+import { modesShown } from '../common/key-mode';
 import { statement } from '../finance/queries';
 import { forwardPeriod, statementCsv, statementCsvFileName } from '../finance/statement';
 import { DEPS_PLUGIN } from '../http/deps-plugin';
@@ -125,7 +126,7 @@ export const consoleRoutes = fp<{ accounts: ReturnType<typeof consoleAccounts> }
 
       route(scope, 'consoleCreateKey', async ({ req, body }) => {
         const { workspaceId, memberId, email } = member(req);
-        return { ...(await keys.create(workspaceId, { name: body.name, createdBy: memberId })), created_by: email };
+        return { ...(await keys.create(workspaceId, { name: body.name, createdBy: memberId, mode: body.mode })), created_by: email };
       });
 
       route(scope, 'consoleRenameKey', async ({ req, params, body }) => {
@@ -142,13 +143,13 @@ export const consoleRoutes = fp<{ accounts: ReturnType<typeof consoleAccounts> }
         const { workspaceId } = member(req);
         if (query.key_id !== undefined) await keys.requireKeyOf(workspaceId, query.key_id);
         // The console's periods are [from, to); the usage query takes its last day, included.
-        const rows = await readModels.usage(workspaceId, { keyId: query.key_id, from: query.from, to: query.to === undefined ? undefined : addDays(query.to, -1) });
+        const rows = await readModels.usage(workspaceId, { keyId: query.key_id, from: query.from, to: query.to === undefined ? undefined : addDays(query.to, -1), modes: modesShown(query.mode) });
         return { data: query.operation === undefined ? rows : rows.filter((r) => r.operation === query.operation) };
       });
 
       route(scope, 'consoleLedger', async ({ req, query }) => {
         const { workspaceId } = member(req);
-        const page = await readModels.ledgerEntries(workspaceId, { requestId: query.request_id, after: query.after, limit: query.limit });
+        const page = await readModels.ledgerEntries(workspaceId, { requestId: query.request_id, after: query.after, limit: query.limit, modes: modesShown(query.mode) });
         const operations = await readModels.operationsOf(workspaceId, page.data.flatMap((e) => (e.request_id === null ? [] : [e.request_id])));
         return { ...page, data: page.data.map((e) => ({ ...e, operation: (e.request_id !== null && operations.get(e.request_id)) || null })) };
       });
@@ -178,7 +179,7 @@ export const consoleRoutes = fp<{ accounts: ReturnType<typeof consoleAccounts> }
       route(scope, 'consoleStatement', async ({ req, reply, query }) => {
         const { workspaceId } = member(req);
         const period = forwardPeriod(query);
-        const { statement: totals, lines } = await statement(deps.store.sql, workspaceId, period.from, period.to);
+        const { statement: totals, lines } = await statement(deps.store.sql, workspaceId, period.from, period.to, modesShown(query.mode));
         if (query.format === 'json') return totals;
         reply.header('Content-Disposition', `attachment; filename="${statementCsvFileName(workspaceId, period)}"`);
         return reply.type('text/csv; charset=utf-8').send(statementCsv(lines));

@@ -53,6 +53,8 @@ export interface CreateWorkspaceInput {
 export interface CreateKeyInput {
   name?: string;
   rate_limit_per_minute?: number;
+  /** `test`: an `lk_test_…` key (docs/api.md, "Test keys"). */
+  mode?: 'live' | 'test';
 }
 export interface UsageFilter {
   key_id?: string;

@@ -9,7 +9,7 @@ export type Command =
   | { kind: 'workspace.set-concurrency'; workspaceId: string; maxConcurrency: number }
   | { kind: 'workspace.set-alert'; workspaceId: string; lowBalanceThreshold: number | null }
   | { kind: 'credits.grant'; workspaceId: string; amount: number; reason?: string }
-  | { kind: 'key.create'; workspaceId: string; name?: string; rateLimitPerMinute?: number }
+  | { kind: 'key.create'; workspaceId: string; name?: string; rateLimitPerMinute?: number; test?: boolean }
   | { kind: 'key.list'; workspaceId: string }
   | { kind: 'key.revoke'; keyId: string }
   | { kind: 'usage'; workspaceId: string; keyId?: string; from?: string; to?: string }
@@ -45,7 +45,7 @@ Commands:
   workspace set-concurrency <workspace_id> <n>
   workspace set-alert <workspace_id> <credits|none>   (owners are emailed when a charge takes the balance below it)
   credits grant <workspace_id> <amount> [--reason <text>]
-  key create <workspace_id> [--name <name>] [--rate-limit <per_minute>]
+  key create <workspace_id> [--name <name>] [--rate-limit <per_minute>] [--test]
   key list <workspace_id>
   key revoke <key_id>
   usage <workspace_id> [--key <key_id>] [--from <day>] [--to <day>]
@@ -71,6 +71,7 @@ const OPTIONS = {
   'max-concurrency': { type: 'string' },
   reason: { type: 'string' },
   'rate-limit': { type: 'string' },
+  test: { type: 'boolean' },
   key: { type: 'string' },
   from: { type: 'string' },
   to: { type: 'string' },
@@ -97,7 +98,7 @@ const COMMANDS: Record<string, { options: OptionName[]; positionals: string[] }>
   'workspace set-concurrency': { options: [], positionals: ['workspace_id', 'n'] },
   'workspace set-alert': { options: [], positionals: ['workspace_id', 'credits'] },
   'credits grant': { options: ['reason'], positionals: ['workspace_id', 'amount'] },
-  'key create': { options: ['name', 'rate-limit'], positionals: ['workspace_id'] },
+  'key create': { options: ['name', 'rate-limit', 'test'], positionals: ['workspace_id'] },
   'key list': { options: [], positionals: ['workspace_id'] },
   'key revoke': { options: [], positionals: ['key_id'] },
   usage: { options: ['key', 'from', 'to'], positionals: ['workspace_id'] },
@@ -166,7 +167,7 @@ function buildCommand(name: string, args: string[], v: Values): Command {
     case 'credits grant':
       return { kind: 'credits.grant', workspaceId: args[0]!, amount: int(args[1]!, '<amount>', 1), reason: v.reason };
     case 'key create':
-      return { kind: 'key.create', workspaceId: args[0]!, name: v.name, rateLimitPerMinute: optionalInt(v['rate-limit'], '--rate-limit', 1) };
+      return { kind: 'key.create', workspaceId: args[0]!, name: v.name, rateLimitPerMinute: optionalInt(v['rate-limit'], '--rate-limit', 1), ...(v.test ? { test: true } : {}) };
     case 'key list':
       return { kind: 'key.list', workspaceId: args[0]! };
     case 'key revoke':

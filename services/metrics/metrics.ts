@@ -61,6 +61,13 @@ export const batchItems = new Counter({
   registers: [registry],
 });
 
+export const testKeyLookups = new Counter({
+  name: `${PREFIX}test_key_lookups_total`,
+  help: 'Test keys\' lookups recorded by this instance (LookupCompleted events with mode test: sandbox answers, never charged), by operation and outcome; they are not in lookups_total',
+  labelNames: ['operation', 'outcome'] as const,
+  registers: [registry],
+});
+
 export const creditsCharged = new Counter({
   name: `${PREFIX}credits_charged_total`,
   help: 'Credits charged by this instance (LookupCharged events), by operation',
@@ -285,8 +292,11 @@ export function recordHttpRequest(method: string, route: string | undefined, sta
  */
 export function recordCommittedEvents(events: readonly { type: string; data: unknown }[]): void {
   for (const event of events) {
-    const data = event.data as { operation?: string; credits?: number; cache_status?: string | null; outcome?: string; error_code?: string | null };
-    if (event.type === 'LookupCharged') creditsCharged.inc({ operation: data.operation }, data.credits ?? 0);
+    const data = event.data as { operation?: string; credits?: number; cache_status?: string | null; outcome?: string; error_code?: string | null; mode?: string };
+    if (data.mode === 'test') {
+      // Kept apart: the live figures (and the alerts on them) count live calls only.
+      if (event.type === 'LookupCompleted') testKeyLookups.inc({ operation: data.operation, outcome: data.outcome === 'error' ? (data.error_code ?? 'error') : (data.outcome ?? 'unknown') });
+    } else if (event.type === 'LookupCharged') creditsCharged.inc({ operation: data.operation }, data.credits ?? 0);
     else if (event.type === 'LookupRefunded') creditsRefunded.inc({ operation: data.operation }, data.credits ?? 0);
     else if (event.type === 'LookupCompleted') {
       const outcome = data.outcome === 'error' ? (data.error_code ?? 'error') : (data.outcome ?? 'unknown');

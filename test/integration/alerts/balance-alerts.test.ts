@@ -57,7 +57,8 @@ describe.runIf(serverUrl('postgres'))('balance alerts on PostgreSQL, two instanc
     ]);
     const key = await new Keys(stores[0]!, { revoked: async () => {} }).create(ws.id, {});
     const charge = (credits: number) => ledger.charge({ workspaceId: ws.id, requestId: newRequestId(), keyId: key.id, operation: 'company', credits });
-    return { id: ws.id, charge };
+    const testCharge = () => ledger.charge({ workspaceId: ws.id, requestId: newRequestId(), keyId: key.id, operation: 'company', credits: 0, mode: 'test' });
+    return { id: ws.id, charge, testCharge };
   }
 
   const balanceLows = async (workspaceId: string) => (await stores[0]!.readStream(balanceAlertsStream(workspaceId))).filter((e) => e.type === 'BalanceLow');
@@ -94,6 +95,17 @@ describe.runIf(serverUrl('postgres'))('balance alerts on PostgreSQL, two instanc
     // The ledger knows nothing of it: its entries are the charges and grants only.
     const { rows } = await sqls[0]!.query<{ type: string }>('SELECT DISTINCT type FROM ledger_entries WHERE workspace_id = $1', [ws.id]);
     expect(rows.map((r) => r.type).sort()).toEqual(['CreditsGranted', 'LookupCharged']);
+  });
+
+  it("a test key's calls (0 credits, mode test) never alert, even while armed below the threshold; the next live charge does", async () => {
+    const ws = await withOwner('alerts c', 5, 'owner-c@example.com');
+    await new BalanceThresholds(stores[0]!).set(ws.id, 10, 'operator'); // armed, 5 below it
+    await ws.testCharge();
+    await watchBoth();
+    expect(await balanceLows(ws.id)).toHaveLength(0);
+    await ws.charge(1); // 4
+    await watchBoth();
+    expect((await balanceLows(ws.id)).map((e) => (e.data as { balance: number }).balance)).toEqual([4]);
   });
 
   it('a workspace without a threshold, or whose threshold was removed, is never alerted', async () => {
