@@ -35,7 +35,7 @@ const CHANNEL_DESCRIPTIONS: Record<TopicKind, string> = {
   lookups: 'One LookupCompleted per answered lookup. Key: workspace id.',
   profiles: 'Profiles fetched and definitive not-founds. Key: the entity (ProfileFetched) or the alias asked (ProfileNotFound).',
   keys: 'API keys created, renamed, attributed and revoked (never the key hash). Key: key id.',
-  members: 'Workspace membership: invitations, accepted invitations, roles, removals, password changes (never a token or password hash). Key: workspace id.',
+  members: 'Workspace membership: invitations, accepted invitations, roles, removals, password changes and resets (never a token, the hash of a token or a password hash). Key: workspace id.',
   webhooks: "Watches' schedules (created, deleted, paused for credits, resumed) and webhook endpoints given up as failing. Key: workspace id.",
   other: 'Events of types this version of the contract does not know (written by a newer version), never dropped. Key: the stream.',
   balances:
@@ -167,7 +167,8 @@ export function buildAsyncApiDocument(): Record<string, unknown> {
       version: API_VERSION,
       description:
         'Every event of the log (PostgreSQL, the source of truth), copied to Kafka by the relay for analytics consumers, at least once: drop duplicates by event id. ' +
-        'Messages carry CloudEvents 1.0 attributes in binary mode (ce_* headers); the value is the event as JSON. Topic names here are without the optional prefix a deployment may add.',
+        'Messages carry CloudEvents 1.0 attributes in binary mode (ce_* headers); the value is the event as JSON. Topic names here are without the optional prefix a deployment may add. ' +
+        'A test key\'s calls and key carry data.mode = "test" (never charged, sandbox answers); live events carry no mode (absent means live).',
     },
     defaultContentType: CLOUDEVENTS.contentType,
     channels,

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { CACHE_STATUSES, ERRORS_MEANING, idString, isoDateTime, LedgerEntry, LedgerResponse, OperationName, queryInt, RATE_LIMIT_PER_MINUTE_DEFAULT, UsageRow } from './http';
+import { KeyMode } from './events';
+import { CACHE_STATUSES, ERRORS_MEANING, idString, isoDateTime, LedgerEntry, LedgerResponse, ModeFilter, OperationName, queryInt, RATE_LIMIT_PER_MINUTE_DEFAULT, UsageRow } from './http';
 import { text } from './text';
 
 /**
@@ -45,7 +46,10 @@ export const InvitationCreatedResponse = z.strictObject({
   email: InvitedEmail,
   role: Role,
   expires_at: InvitationExpiresAt,
-  link: z.string().meta({ description: 'The one-time link (`/console/accept?token=…&workspace=ws_…`): it works once, for 7 days. Shown only in this answer.' }),
+}).meta({ description: 'The one-time link (`/console/accept?token=…&workspace=ws_…`, once, 7 days) is emailed to the invited address only: it is not in this answer.' });
+/** The operator's answer: the link too, to bootstrap a workspace whatever the mail setup (docs/api.md, "Invitations"). */
+export const AdminInvitationCreatedResponse = InvitationCreatedResponse.extend({
+  link: z.string().meta({ description: 'The one-time link (`/console/accept?token=…&workspace=ws_…`): it works once, for 7 days. Emailed to the invited address as well.' }),
 });
 
 export const SignInRequest = z.strictObject({
@@ -67,6 +71,15 @@ export const PasswordChangeRequest = z.strictObject({
   new_password: password().meta({ description: 'The password from now on, under the same rule as when accepting an invitation. Every other session of the member ends.' }),
 });
 
+export const PasswordResetAskRequest = z.strictObject({
+  workspace_id: idString().meta({ description: 'The workspace whose password is forgotten (`ws_…`).' }),
+  email: email().meta({ description: 'The email the member signs in with (any case). The answer is the same whether or not it is a member of the workspace.' }),
+});
+export const PasswordResetCompleteRequest = z.strictObject({
+  token: InvitationToken.meta({ description: 'The `token` of the emailed link (`/console/reset?token=…`).' }),
+  new_password: password().meta({ description: 'The password from now on, under the rule of invitations (400 with details otherwise). Every session of the member ends; sign in again.' }),
+});
+
 export const SessionResponse = z.strictObject({
   member: z.strictObject({ id: MemberId, email: MemberEmail, role: Role }).meta({ description: 'The signed-in member.' }),
   workspace: z
@@ -83,12 +96,17 @@ export const InvitationPreview = z.strictObject({
   expires_at: InvitationExpiresAt,
 });
 
-export const ConsoleKeyCreateRequest = z.strictObject({ name: keyName().optional().meta({ description: 'A name to tell the key by (one line of text); without it, the key has none.' }) });
+const KeyModeField = KeyMode.meta({ description: '`live`, or `test`: a test key (`lk_test_…`), answered from the sandbox network and never charged (docs/api.md, "Test keys").' });
+export const ConsoleKeyCreateRequest = z.strictObject({
+  name: keyName().optional().meta({ description: 'A name to tell the key by (one line of text); without it, the key has none.' }),
+  mode: KeyMode.default('live').meta({ description: '`test` for a test key (`lk_test_…`: sandbox answers, never charged); default `live`.' }),
+});
 export const ConsoleKeyRenameRequest = z.strictObject({ name: keyName().nullable().meta({ description: 'The new name (one line of text), or null to remove the name.' }) });
 export const ConsoleKey = z.strictObject({
   id: KeyId,
   prefix: KeyPrefix,
   name: KeyNameOrNull,
+  mode: KeyModeField,
   created_at: KeyCreatedAt,
   created_by: z.string().nullable().meta({ description: 'Email of the member who created it in the console; null for an operator.' }),
   last_used_at: isoDateTime()
@@ -103,6 +121,7 @@ export const ConsoleKeyCreated = z.strictObject({
   prefix: KeyPrefix,
   name: KeyNameOrNull,
   rate_limit_per_minute: z.int().meta({ description: `Requests per minute the key may make: ${RATE_LIMIT_PER_MINUTE_DEFAULT} for a key made in the console.` }),
+  mode: KeyModeField,
   created_at: KeyCreatedAt,
   created_by: z.string().meta({ description: 'Email of the member who created it: the signed-in member.' }),
 });
@@ -142,6 +161,21 @@ export const OverviewResponse = z.strictObject({
       }),
     )
     .meta({ description: `The last 10 calls that ended in an error, newest first. ${ERRORS_MEANING}` }),
+  last_insufficient_credits: z
+    .strictObject({
+      request_id: z.string().meta({ description: "The refused call's request id." }),
+      key_id: z.string().meta({ description: 'The key that made it.' }),
+      path: z.string().meta({ description: 'The endpoint called, e.g. `/v1/company`.' }),
+      refused_at: isoDateTime().meta({ description: 'When it was refused (ISO 8601, UTC).' }),
+    })
+    .nullable()
+    .meta({ description: 'The last call of the workspace refused with 402 `insufficient_credits` (shown as a banner), or null when none was.' }),
+  low_balance_threshold: z.int().nullable().meta({ description: 'The low-balance alert threshold (credits), or null when none is set.' }),
+});
+export const ConsoleAlertSettings = z.strictObject({
+  low_balance_threshold: z.int().min(0).max(1_000_000_000_000_000).nullable().meta({
+    description: 'Credits: a charge that takes the balance below it emails the owners once (re-armed when the balance is back at it or above); null removes the alert.',
+  }),
 });
 
 const queryDay = () => z.iso.date();
@@ -154,6 +188,7 @@ export const ConsoleUsageQuery = z.strictObject({
   operation: text({ max: 50, kind: 'id' }).optional().meta({ description: "Only this operation's rows." }),
   from: queryDay().optional().meta(FIRST_DAY),
   to: queryDay().optional().meta(END_DAY),
+  mode: ModeFilter,
 });
 export const ConsoleUsageResponse = z.strictObject({
   data: z.array(UsageRow).meta({ description: 'One row per UTC day, key and operation used, oldest day first.' }),
@@ -163,6 +198,7 @@ export const ConsoleLedgerQuery = z.strictObject({
   request_id: idString().optional().meta({ description: "Only this request id's entries: a call's charge and its refund." }),
   after: queryInt(0, Number.MAX_SAFE_INTEGER).optional().meta({ description: 'Entries after this log position: the `next` of the page before.' }),
   limit: queryInt(1, 500).default(50).meta({ description: 'Entries per page, 1–500. Default 50.' }),
+  mode: ModeFilter,
 });
 export const ConsoleLedgerCsvQuery = z.strictObject({
   from: queryDay().meta(FIRST_DAY),

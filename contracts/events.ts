@@ -15,6 +15,16 @@ const webhookEndpointId = z.string().startsWith('whep_');
 export const Operation = z.enum(['company', 'domain', 'person_url', 'person_name', 'search']);
 export type Operation = z.infer<typeof Operation>;
 
+/** A key's mode: `live` keys fetch from the data source and cost credits, `test` keys (`lk_test_…`) neither (docs/api.md, "Test keys"). */
+export const KeyMode = z.enum(['live', 'test']);
+export type KeyMode = z.infer<typeof KeyMode>;
+
+/**
+ * The mode of a key or of a call, on the events they produce. Absent means `live`: the field came
+ * after release 1.0.0 and live events are written as before, so it is optional with that default.
+ */
+const mode = KeyMode.optional().meta({ default: 'live', description: 'The key\'s mode: `test` for a test key (`lk_test_…`) and its calls, which cost nothing and are kept apart; absent means `live`.' });
+
 /** The error codes whose charge is refunded in full (billing rule `refunded` of the error catalogue). */
 export type RefundedErrorCode = { [C in ErrorCode]: (typeof ERROR_CATALOGUE)[C]['billing'] extends 'refunded' ? C : never }[ErrorCode];
 
@@ -53,6 +63,7 @@ export const EVENT_SCHEMAS = {
     prefix: z.string(),
     key_hash: z.string().regex(/^[0-9a-f]{64}$/),
     rate_limit_per_minute: z.number().int().positive(),
+    mode,
   }),
   ApiKeyRevoked: z.object({ key_id: keyId, workspace_id: workspaceId }),
   LookupCharged: z.object({
@@ -61,6 +72,7 @@ export const EVENT_SCHEMAS = {
     key_id: keyId,
     operation: Operation,
     credits: credits,
+    mode,
   }),
   LookupRefunded: z.object({
     workspace_id: workspaceId,
@@ -70,6 +82,7 @@ export const EVENT_SCHEMAS = {
     credits: credits,
     // A string on the wire (an enum would narrow the released schema); the producers are typed.
     cause: z.string().meta({ description: `Why: ${Object.keys(REFUND_CAUSES).join(', ')} (the error code refunded, or \`not_found_price\`; docs/events.md, "Refund causes").` }),
+    mode,
   }),
   LookupCompleted: z.object({
     workspace_id: workspaceId,
@@ -81,6 +94,7 @@ export const EVENT_SCHEMAS = {
     cache_status: z.enum(['HIT', 'MISS', 'REFRESH', 'STALE']).nullable(),
     credits_charged: credits,
     error_code: z.string().nullable(),
+    mode,
   }),
   ProfileFetched: z.object({
     entity: z.string(),
@@ -122,6 +136,38 @@ export const EVENT_SCHEMAS = {
   MemberRemoved: z.object({ workspace_id: workspaceId, member_id: z.string().startsWith('mem_'), actor: z.string() }),
   /** The hash itself is plain state (member_credentials), never in the log. */
   PasswordChanged: z.object({ workspace_id: workspaceId, member_id: z.string().startsWith('mem_'), actor: z.string() }),
+  /**
+   * A password reset link was emailed to a member (on `members-<workspace_id>`). Only the SHA-256 of
+   * its one-time token; a request for an address that is no member records nothing.
+   */
+  PasswordResetRequested: z.object({
+    workspace_id: workspaceId,
+    member_id: z.string().startsWith('mem_'),
+    token_hash: z.string().regex(/^[0-9a-f]{64}$/),
+    expires_at: z.iso.datetime(),
+  }),
+  /** The link was used: a new password, every session of the member ended. No hash of the password. */
+  PasswordResetCompleted: z.object({
+    workspace_id: workspaceId,
+    member_id: z.string().startsWith('mem_'),
+    token_hash: z.string().regex(/^[0-9a-f]{64}$/),
+    actor: z.string(),
+  }),
+  // Balance alerts, on `balance-alerts-<workspace_id>` (services/alerts): never on the workspace's
+  // ledger stream, whose chain and audit they do not touch.
+  /** The workspace's low-balance threshold was set (credits) or removed (null); it is armed from here on. */
+  LowBalanceThresholdChanged: z.object({ workspace_id: workspaceId, low_balance_threshold: credits.nullable(), actor: z.string() }),
+  /**
+   * A charge took the balance below the threshold while the alert was armed: once per crossing
+   * (a grant or refund back to the threshold or above re-arms it). Emailed to the owners.
+   */
+  BalanceLow: z.object({
+    workspace_id: workspaceId,
+    balance: credits,
+    low_balance_threshold: credits,
+    /** The charge that crossed it. */
+    request_id: requestId,
+  }),
   /** On the key's stream. */
   ApiKeyRenamed: z.object({ key_id: keyId, workspace_id: workspaceId, name: z.string().nullable(), actor: z.string() }),
   /** On the key's stream, right after its ApiKeyCreated, when a member created it in the console. */
@@ -187,6 +233,10 @@ export const EVENT_SCHEMA_VERSION: Record<EventType, number> = {
   MemberRoleChanged: 1,
   MemberRemoved: 1,
   PasswordChanged: 1,
+  PasswordResetRequested: 1,
+  PasswordResetCompleted: 1,
+  LowBalanceThresholdChanged: 1,
+  BalanceLow: 1,
   ApiKeyRenamed: 1,
   ApiKeyCreatedBy: 1,
   WatchCreated: 1,

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { DETAIL_ISSUES, ERROR_CODES, ERROR_REASON_NAMES, ERROR_TYPES } from './errors';
-import { Operation } from './events';
+import { KeyMode, Operation } from './events';
 import { CompanyProfile, PersonProfile } from './profiles';
 import { text } from './text';
 
@@ -506,9 +506,21 @@ export const WorkspaceCreatedResponse = z.strictObject({
   max_concurrency: maxConcurrency(),
 });
 
-export const WorkspaceResponse = WorkspaceCreatedResponse.extend({ created_at: isoDateTime() });
+const LowBalanceThreshold = z
+  .int()
+  .min(0)
+  .max(BALANCE_MAX)
+  .nullable()
+  .meta({ description: 'Credits: a charge that takes the balance below it sends the owners one email (`BalanceLow`, once per crossing; a grant back to it or above re-arms it); null: no alert.' });
 
-export const WorkspacePatchRequest = z.strictObject({ max_concurrency: maxConcurrency() });
+export const WorkspaceResponse = WorkspaceCreatedResponse.extend({
+  created_at: isoDateTime(),
+  low_balance_threshold: LowBalanceThreshold.optional().meta({ description: 'The low-balance alert threshold in credits, null when none; absent with `as_of`.' }),
+});
+
+export const WorkspacePatchRequest = z
+  .strictObject({ max_concurrency: maxConcurrency().optional(), low_balance_threshold: LowBalanceThreshold.optional() })
+  .refine((b) => b.max_concurrency !== undefined || b.low_balance_threshold !== undefined, { message: 'Name max_concurrency, low_balance_threshold or both.' });
 
 export const CreditsGrantRequest = z.strictObject({
   amount: z
@@ -521,18 +533,27 @@ export const CreditsGrantRequest = z.strictObject({
 
 export const CreditsGrantResponse = z.strictObject({ balance: nonNegativeInt() });
 
+/** A key's mode, as the key answers and lists show it. */
+const keyMode = () =>
+  KeyMode.meta({
+    description:
+      '`live`: fetched from the data source, charged in credits. `test` (`lk_test_…`): answered from the built-in sandbox network only, never charged, never from or into the live cache, kept apart in usage, the ledger and statements (docs/api.md, "Test keys").',
+  });
+
 export const KeyCreateRequest = z.strictObject({
   name: nameString().optional(),
   rate_limit_per_minute: rateLimitPerMinute().default(RATE_LIMIT_PER_MINUTE_DEFAULT),
+  mode: keyMode().default('live'),
 });
 
 export const KeyCreatedResponse = z.strictObject({
   id: z.string(),
   /** The full key, shown only in this answer. */
-  key: z.string().regex(/^lk_live_[A-Za-z0-9]{32}$/),
+  key: z.string().regex(/^lk_(?:live|test)_[A-Za-z0-9]{32}$/),
   prefix: z.string(),
   name: z.string().nullable(),
   rate_limit_per_minute: rateLimitPerMinute(),
+  mode: keyMode(),
   created_at: isoDateTime(),
 });
 
@@ -540,6 +561,7 @@ export const KeySummary = z.strictObject({
   id: z.string(),
   prefix: z.string(),
   name: z.string().nullable(),
+  mode: keyMode(),
   created_at: isoDateTime(),
   last_used_at: isoDateTime().nullable(),
   revoked_at: isoDateTime().nullable(),
@@ -560,8 +582,16 @@ export const queryInt = (min: number, max: number) =>
 /** `from`/`to`: a day (`YYYY-MM-DD`, inclusive) or an instant. */
 const queryDay = () => z.union([isoDate(), isoDateTime()]);
 
+/** Which calls a usage, ledger or statement read shows: a test key's are left out unless asked for. */
+export const ModeFilter = z
+  .enum(['live', 'test', 'all'])
+  .default('live')
+  .meta({ description: '`live` (default): live keys\' calls and every grant; `test`: test keys\' calls only; `all`: both.' });
+export type ModeFilter = z.output<typeof ModeFilter>;
+
 export const UsageQuery = z.strictObject({
   key_id: idString().optional(),
+  mode: ModeFilter,
   from: queryDay().optional(),
   to: queryDay().optional(),
 });
@@ -581,6 +611,7 @@ export const UsageRow = z.strictObject({
   credits_charged: nonNegativeInt().meta({ description: 'Credits charged that day.' }),
   credits_refunded: nonNegativeInt().meta({ description: 'Credits refunded that day.' }),
   errors: nonNegativeInt().meta({ description: `Of those calls, the ones that ended in an error. ${ERRORS_MEANING}` }),
+  mode: KeyMode.meta({ description: 'The mode of the key that made the calls.' }),
 });
 
 export const UsageResponse = z.strictObject({ data: z.array(UsageRow) });
@@ -599,6 +630,7 @@ export const LedgerQuery = z.strictObject({
   after: queryInt(0, Number.MAX_SAFE_INTEGER).optional(),
   limit: queryInt(1, LEDGER_LIMIT_MAX).default(LEDGER_LIMIT_DEFAULT),
   as_of: asOf().optional(),
+  mode: ModeFilter,
 });
 
 export const LedgerEntry = z.strictObject({
@@ -609,6 +641,7 @@ export const LedgerEntry = z.strictObject({
   credits: z.int().meta({ description: 'Signed: positive adds to the balance, negative draws on it.' }),
   balance_after: nonNegativeInt().meta({ description: 'The workspace balance right after this entry, in credits.' }),
   recorded_at: isoDateTime().meta({ description: 'When the event was recorded (ISO 8601, UTC).' }),
+  mode: KeyMode.meta({ description: 'The mode of the call\'s key (`test`: a test key\'s call, always 0 credits); `live` for a grant.' }),
 });
 
 export const LedgerResponse = z.strictObject({
@@ -625,6 +658,7 @@ const period = {
 export const StatementQuery = z.strictObject({
   ...period,
   format: z.enum(['json', 'csv']).default('json').meta({ description: '`csv`: one line per ledger entry of the period, with its event position and hash.' }),
+  mode: ModeFilter,
 });
 
 export const StatementOperation = z.strictObject({
@@ -675,7 +709,8 @@ export const LedgerExportResponse = z.strictObject({ data: z.array(LedgerExportL
 
 export const UsageExportQuery = z.strictObject(period);
 
-export const UsageExportResponse = z.strictObject({ data: z.array(UsageRow.extend({ workspace_id: z.string(), key_id: z.string() })) });
+/** Finance exports: live keys' rows only (a test key's calls cost nothing and are no business of billing). */
+export const UsageExportResponse = z.strictObject({ data: z.array(UsageRow.omit({ mode: true }).extend({ workspace_id: z.string(), key_id: z.string() })) });
 
 export const AuditMismatch = z.strictObject({
   projection: z.string().meta({ description: 'The projection table that disagrees with the replayed log, e.g. workspaces.' }),

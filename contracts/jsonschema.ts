@@ -46,6 +46,8 @@ export const EVENT_ROUTES: Partial<Record<EventType, { topic: Exclude<EventTopic
   LimitsChanged: { topic: 'ledger', keyField: 'workspace_id' },
   LookupCharged: { topic: 'ledger', keyField: 'workspace_id' },
   LookupRefunded: { topic: 'ledger', keyField: 'workspace_id' },
+  LowBalanceThresholdChanged: { topic: 'ledger', keyField: 'workspace_id' },
+  BalanceLow: { topic: 'ledger', keyField: 'workspace_id' },
   LookupCompleted: { topic: 'lookups', keyField: 'workspace_id' },
   ProfileFetched: { topic: 'profiles', keyField: 'entity' },
   ProfileNotFound: { topic: 'profiles', keyField: 'alias' },
@@ -59,6 +61,8 @@ export const EVENT_ROUTES: Partial<Record<EventType, { topic: Exclude<EventTopic
   MemberRoleChanged: { topic: 'members', keyField: 'workspace_id' },
   MemberRemoved: { topic: 'members', keyField: 'workspace_id' },
   PasswordChanged: { topic: 'members', keyField: 'workspace_id' },
+  PasswordResetRequested: { topic: 'members', keyField: 'workspace_id' },
+  PasswordResetCompleted: { topic: 'members', keyField: 'workspace_id' },
   ProfileChanged: { topic: 'profiles', keyField: 'entity' },
   WatchCreated: { topic: 'webhooks', keyField: 'workspace_id' },
   WatchDeleted: { topic: 'webhooks', keyField: 'workspace_id' },
@@ -75,6 +79,8 @@ export const WITHHELD_FIELDS: Partial<Record<EventType, readonly string[]>> = {
   ApiKeyCreated: ['key_hash'],
   // Single-use and useless without the link, but nothing downstream needs it either.
   MemberInvited: ['token_hash'],
+  PasswordResetRequested: ['token_hash'],
+  PasswordResetCompleted: ['token_hash'],
 };
 
 /** The `data` of an event as published: the log's schema minus the withheld fields. */

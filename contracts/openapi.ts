@@ -323,13 +323,13 @@ export function buildOpenApiDocument(opts: OpenApiOptions = {}): Record<string, 
         bearerAuth: {
           type: 'http',
           scheme: 'bearer',
-          description: '`Authorization: Bearer lk_live_<32 characters>`',
+          description: '`Authorization: Bearer lk_live_<32 characters>`, or a test key `lk_test_<32 characters>` (sandbox answers, never charged)',
         },
         apiKeyHeader: {
           type: 'apiKey',
           in: 'header',
           name: 'X-Api-Key',
-          description: '`X-Api-Key: lk_live_<32 characters>`',
+          description: '`X-Api-Key: lk_live_<32 characters>`, or a test key `lk_test_<32 characters>` (sandbox answers, never charged)',
         },
         consoleSession: CONSOLE_SECURITY_SCHEME,
       },
@@ -422,6 +422,13 @@ Lookups are served from the cache when a copy is fresh enough (<code>max_age</co
 <h2 id="authentication">Authentication</h2>
 <p>Send your API key as <code>Authorization: Bearer lk_live_…</code> or as <code>X-Api-Key: lk_live_…</code>.
 Keys are for server-side use only: anyone holding one can spend the workspace's credits. The Meta endpoints need no key.</p>
+
+<h2 id="test-keys">Test keys</h2>
+<p>A test key (<code>lk_test_…</code>, created like a live key with <code>"mode": "test"</code>) answers every endpoint the way a live key does,
+from the built-in sandbox network only, never from or into the cache, and never charged: <code>X-Credits-Charged: 0</code>, even on a workspace with 0 credits.
+Its own rate limit, its own <code>Idempotency-Key</code> scope, and the sandbox's failure triggers let a client test errors, refunds, idempotency and limits without spending.
+For example, <code>POST /v1/company</code> with <code>{"url": "sandbox-upstream-error"}</code> answers 502 <code>upstream_error</code> with <code>credits_charged: 0</code>.
+The usage, ledger and statement reads leave test calls out unless asked (<code>?mode=test</code> or <code>?mode=all</code>).</p>
 
 <h2 id="endpoints">Endpoints</h2>
 <table>

@@ -19,6 +19,10 @@ export const WEBHOOK_EVENT_TYPES = {
     event: 'ProfileChanged',
     description: "A watched profile's content_hash changed on a refresh: before and after hashes, the changed top-level fields. Sent to the watch's endpoint.",
   },
+  'balance.low': {
+    event: 'BalanceLow',
+    description: "A charge took the workspace's balance below its low-balance threshold: the balance after it, the threshold, the charge's request id. Once per crossing (a grant back to the threshold or above re-arms it), as the owners' email.",
+  },
   'webhook_endpoint.failing': {
     event: 'WebhookEndpointFailing',
     description: "One of the workspace's endpoints gave up a delivery after retrying for the retry horizon (24 h). Sent to the workspace's other endpoints subscribed to it.",

@@ -31,6 +31,7 @@ export function observeResponse(config: Pick<Config, 'accessLogSample'>, req: Fa
       duration_ms: Math.round(reply.elapsedTime * 100) / 100,
       workspace_id: req.apiKey?.workspaceId ?? null,
       key_id: req.apiKey?.keyId ?? null,
+      key_mode: req.apiKey?.mode ?? null,
       operation: operationOf(req, route),
       cache: headerText(reply.getHeader('x-cache')),
       credits_charged: charged === undefined ? (req.errorAnswer?.creditsCharged ?? null) : Number(charged),

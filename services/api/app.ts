@@ -17,6 +17,7 @@ import { rateLimitHeaders, readingOf } from '../http/rate-limit-headers';
 import { LoadShedder } from '../http/load-shedder';
 import { proxyTrust } from '../http/public-url';
 import { observeResponse } from './access-log';
+import { paymentRefusalsRecorder } from './payment-refusals';
 import { routePlugins } from './routes';
 
 /**
@@ -99,6 +100,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   for (const plugin of routePlugins) await app.register(plugin);
   await app.register(consoleRoutes, { accounts });
+  await app.register(paymentRefusalsRecorder);
   return app;
 }
 

@@ -30,11 +30,17 @@ import { recordCommittedEvents, recordRevocationMarksRestored, registerLagSource
 import { startMetricsServer } from '../metrics/metrics-server';
 import { RELAY_SUBSCRIPTION, startRelay } from '../relay/relay';
 import { startSandbox } from '../sandbox/server';
+import { sandboxSourceOnDemand } from '../sandbox/test-key-source';
+import type { Source } from '../lookup/source/source';
 import { buildApp } from './app';
 import { KeyAuthenticator } from '../keys/authenticator';
 import { KeyUseRecorder } from '../keys/key-use';
 import { CacheIndexMemory } from '../lookup/cache-index-memory';
 import { createRedisRevocationMarks } from '../keys/revocation-marks-redis';
+import { EmailSender } from '../email/email-outbox';
+import { balanceAlertsHandler } from '../alerts/balance-alerts';
+import { createFolderMailer } from '../email/folder-mailer';
+import { createSmtpMailer } from '../email/smtp-mailer';
 import { WebhookDeliveryWorker } from '../webhooks/delivery-worker';
 import { webhookDispatch } from '../webhooks/dispatcher';
 import { WatchService, startWatchScheduler } from '../watches/watch-service';
@@ -93,12 +99,18 @@ export async function startServer(config: Config): Promise<RunningServer> {
     closers.push(async () => unregisterUsageLag());
 
     let sourceUrl: string;
+    // Test keys fetch from the sandbox network whatever SOURCE_URL says: this one, or one started on their first call.
+    let testSource: Source;
     if (config.source.kind === 'sandbox') {
       const sandbox = await startSandbox({ host: '127.0.0.1', port: 0 });
       closers.push(() => sandbox.close());
       sourceUrl = sandbox.url;
+      testSource = createHttpSource({ baseUrl: sandbox.url, timeoutMs: config.sourceTimeoutMs });
     } else {
       sourceUrl = config.source.url;
+      const onDemand = sandboxSourceOnDemand({ timeoutMs: config.sourceTimeoutMs, logger: log });
+      closers.push(() => onDemand.close());
+      testSource = onDemand.source;
     }
     let cacheIndex: CacheIndexMemory | undefined;
     if (config.cacheIndexMaxEntries > 0) {
@@ -112,7 +124,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
       cacheIndex = index;
     }
     const source = createHttpSource({ baseUrl: sourceUrl, timeoutMs: config.sourceTimeoutMs });
-    const lookups = new LookupService(sql, ledger, instrumentedSource(source), undefined, cacheIndex);
+    const lookups = new LookupService(sql, ledger, instrumentedSource(source), undefined, cacheIndex, testSource);
 
     // Fails fast while Redis is out (503 where it is needed) and reconnects by itself: see
     // redis-connection.ts. Connected once the app's logger exists, below.
@@ -165,6 +177,25 @@ export async function startServer(config: Config): Promise<RunningServer> {
     sweep.unref();
     closers.push(async () => clearInterval(sweep));
 
+    // Email leaves from the outbox table, whichever instance claims it: SMTP, or the outbox folder.
+    const mailer = config.smtpUrl ? createSmtpMailer(config.smtpUrl) : createFolderMailer(config.outboxDir, log);
+    if (!config.smtpUrl) log.info({ outbox_dir: config.outboxDir }, 'no SMTP_URL: emails are written to the outbox folder and their links logged here');
+    const emailSender = new EmailSender(sql, mailer, { from: config.mailFrom, logger: log });
+    emailSender.start();
+    closers.push(async () => {
+      await emailSender.stop();
+      await mailer.close();
+    });
+
+    // Low-balance alerts: one subscription across instances (its lock), BalanceLow and the owners' emails.
+    let consoleBase = '';
+    const balanceAlerts = startSubscription(
+      store,
+      balanceAlertsHandler(store, { consoleUrl: () => `${config.docsUrl ? new URL(config.docsUrl).origin : consoleBase}/console/overview`, logger: log }),
+      { pollIntervalMs: 500, coalesceWakesMs: 100, onError: everyNthError(log, 'balance alerts failed; retrying') },
+    );
+    closers.push(() => balanceAlerts.stop());
+
     let relayLag: (() => Promise<unknown>) | undefined;
     if (config.kafkaBrokers) {
       const relay = await startRelay({ store, brokers: config.kafkaBrokers, logger: log });
@@ -198,6 +229,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
     }
     lifecycle.markStarted();
     const url = await app.listen({ host: config.host, port: config.port });
+    consoleBase = url;
     return { app, url, metricsUrl, store, close };
   } catch (err) {
     await closeAll();

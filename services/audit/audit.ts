@@ -70,6 +70,7 @@ export interface ReplayedWorkspace {
 export interface ReplayedKey {
   workspace_id: string;
   rate_limit_per_minute: number;
+  mode: string;
   revoked: boolean;
 }
 export interface ReplayedLedgerEntry {
@@ -154,7 +155,7 @@ export function ledgerEntryOf(e: AuditedEvent, after: ReplayedWorkspace | undefi
 export function evolveKey(key: ReplayedKey | undefined, e: AuditedEvent): ReplayedKey | undefined {
   if (e.type === 'ApiKeyCreated') {
     const d = dataOf(e, 'ApiKeyCreated');
-    return { workspace_id: d.workspace_id, rate_limit_per_minute: d.rate_limit_per_minute, revoked: false };
+    return { workspace_id: d.workspace_id, rate_limit_per_minute: d.rate_limit_per_minute, mode: d.mode ?? 'live', revoked: false };
   }
   if (e.type === 'ApiKeyRevoked') return key && { ...key, revoked: true };
   return key;
@@ -393,12 +394,13 @@ function tableAudits(state: ReplayState): TableAudit[] {
     }),
     tableAudit({
       table: 'api_keys',
-      columns: ['id', 'workspace_id', 'rate_limit_per_minute', 'revoked_at IS NOT NULL AS revoked'],
+      columns: ['id', 'workspace_id', 'rate_limit_per_minute', 'mode', 'revoked_at IS NOT NULL AS revoked'],
       keyOf: (row) => text(row[0]),
       expected: state.keys,
       fields: [
         { column: 'workspace_id', replayed: (k) => k.workspace_id },
         { column: 'rate_limit_per_minute', replayed: (k) => k.rate_limit_per_minute },
+        { column: 'mode', replayed: (k) => k.mode },
         { column: 'revoked', replayed: (k) => k.revoked },
       ],
     }),

@@ -125,6 +125,10 @@ const envSchema = z.object({
   DRAIN_DELAY_MS: intSetting(0, 600_000, 0),
   /** An audit job whose instance has written no heartbeat for this long is failed by any instance that looks. */
   AUDIT_HEARTBEAT_TIMEOUT_MS: intSetting(AUDIT_HEARTBEAT_EVERY_MS * 3, 3_600_000, 30_000),
+  /** Where email goes (`smtp://user:pass@host:587`, `smtps://…`); unset: written to DATA_DIR/outbox. */
+  SMTP_URL: optionalString.pipe(z.url({ protocol: /^smtps?$/, error: 'expected an smtp:// or smtps:// URL' }).optional()),
+  /** The From of every email the service sends. */
+  MAIL_FROM: optionalString.transform((v) => v ?? 'Lookup console <no-reply@localhost>'),
   /**
    * Webhook URLs may reach these although they are not public addresses: a comma list of host
    * names, addresses and CIDR ranges. Unset: public unicast addresses only.
@@ -211,6 +215,10 @@ export type Config = {
   accessLogSample: number;
   drainDelayMs: number;
   auditHeartbeatTimeoutMs: number;
+  /** Undefined: emails are written to `outboxDir` and their links logged (services/email). */
+  smtpUrl?: string;
+  mailFrom: string;
+  outboxDir: string;
   webhooks: {
     allowedHosts: AllowedHosts;
     timeoutMs: number;
@@ -314,6 +322,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, { fetches = tru
     accessLogSample: e.ACCESS_LOG_SAMPLE,
     drainDelayMs: e.DRAIN_DELAY_MS,
     auditHeartbeatTimeoutMs: e.AUDIT_HEARTBEAT_TIMEOUT_MS,
+    smtpUrl: e.SMTP_URL,
+    mailFrom: e.MAIL_FROM,
+    outboxDir: join(e.DATA_DIR, 'outbox'),
     webhooks: {
       allowedHosts: e.WEBHOOK_ALLOWED_HOSTS,
       timeoutMs: e.WEBHOOK_TIMEOUT_MS,

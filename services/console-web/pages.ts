@@ -12,12 +12,14 @@ import { ERRORS_MEANING } from '../../contracts/http';
 /** The operations of the contract, in its order: the usage filter lists them and the script colours them by position. */
 const OPERATIONS = Operation.options;
 
-export const CONSOLE_PAGES = ['signin', 'accept', 'overview', 'keys', 'usage', 'ledger', 'request', 'statement', 'members', 'account'] as const;
+export const CONSOLE_PAGES = ['signin', 'accept', 'forgot', 'reset', 'overview', 'keys', 'usage', 'ledger', 'request', 'statement', 'members', 'account'] as const;
 export type ConsolePage = (typeof CONSOLE_PAGES)[number];
 
 const TITLES: Record<ConsolePage, string> = {
   signin: 'Sign in',
   accept: 'Join a workspace',
+  forgot: 'Forgot your password',
+  reset: 'Choose a new password',
   overview: 'Overview',
   keys: 'API keys',
   usage: 'Usage',
@@ -28,10 +30,13 @@ const TITLES: Record<ConsolePage, string> = {
   account: 'Account',
 };
 
+/** Pages shown without a session. */
+export const OPEN_PAGES: readonly ConsolePage[] = ['signin', 'accept', 'forgot', 'reset'];
+
 const NAV: ConsolePage[] = ['overview', 'keys', 'usage', 'ledger', 'statement', 'members', 'account'];
 
 export function renderPage(page: ConsolePage, assets: { js: string; css: string; icon: string }): string {
-  const signedIn = page !== 'signin' && page !== 'accept';
+  const signedIn = !OPEN_PAGES.includes(page);
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -120,7 +125,23 @@ const BODIES: Record<ConsolePage, string> = {
   <label>Password <input type="password" name="password" autocomplete="current-password" required></label>
   <button type="submit">Sign in</button>
 </form>
-<p class="hint">New here? Follow the invitation link you were given. The workspace id is in that link; this browser remembers the last one.</p>`,
+<p class="hint">New here? Follow the invitation link you were emailed. The workspace id is in that link; this browser remembers the last one.</p>
+<p class="hint"><a href="/console/forgot" id="forgot-link">Forgot your password?</a></p>`,
+
+  forgot: `<form id="forgot-form" class="card narrow">
+  <label>Workspace id <input type="text" name="workspace" autocomplete="organization" placeholder="ws_…" spellcheck="false" required></label>
+  <label>Email <input type="email" name="email" autocomplete="username" required></label>
+  <button type="submit">Email me a reset link</button>
+</form>
+<p id="forgot-sent" class="hint" hidden>If this email is a member of the workspace, a reset link is on its way (valid 1 hour, works once).</p>`,
+
+  reset: `<form id="reset-form" class="card narrow">
+  <label>New password (at least 12 characters)
+    <input type="password" name="password" autocomplete="new-password" minlength="12" required></label>
+  <label>Repeat it <input type="password" name="repeat" autocomplete="new-password" minlength="12" required></label>
+  <button type="submit">Set password</button>
+</form>
+<p id="reset-done" class="hint" hidden>Your password is changed and every session ended. <a href="/console">Sign in</a>.</p>`,
 
   accept: `<p id="invitation-summary"></p>
 <form id="accept-form" class="card narrow" hidden>
@@ -132,7 +153,8 @@ const BODIES: Record<ConsolePage, string> = {
   <button type="submit">Set password and sign in</button>
 </form>`,
 
-  overview: `<section class="tiles" aria-label="Credits">
+  overview: `<p id="refused-banner" class="warning" hidden></p>
+<section class="tiles" aria-label="Credits">
   <div class="tile"><span class="label">Balance</span><span class="value" id="balance">–</span></div>
   <div class="tile"><span class="label">Spent today</span><span class="value" id="spent-today">–</span></div>
   <div class="tile"><span class="label">Spent this month</span><span class="value" id="spent-month">–</span></div>
@@ -146,12 +168,20 @@ ${usageChart('Spending', 'Click a series to see its usage.')}
   <h2 id="errors-title">Last 10 errors</h2>
   ${errorsDefinition}
   ${scrollBox('Last 10 errors', '<table id="errors-table"><thead><tr><th scope="col">When (UTC)</th><th scope="col">Request</th><th scope="col">Key</th><th scope="col">Operation</th><th scope="col">Error</th></tr></thead><tbody></tbody></table>')}
-</section>`,
+</section>
+<section class="card" aria-labelledby="alert-title"><div data-owner-only>
+  <h2 id="alert-title">Low-balance alert</h2>
+  <form id="alert-form" class="inline">
+    <label>Email the owners when the balance falls below <input type="number" name="threshold" min="0" step="1" placeholder="no alert"></label>
+    <button type="submit">Save</button>
+  </form>
+</div></section>`,
 
   keys: `<section class="card">
   <h2>Create a key</h2>
   <form id="create-key-form" class="inline">
     <label>Name <input type="text" name="name" maxlength="200" placeholder="e.g. production"></label>
+    <label><input type="checkbox" name="test"> Test key (<code>lk_test_</code>: sandbox answers, never charged)</label>
     <button type="submit">Create key</button>
   </form>
   <div id="new-key" class="new-key" hidden>
@@ -259,10 +289,7 @@ ${usageChart('Usage per day', 'Click a series to show only its rows; click it ag
     <label>Role <select name="role"><option value="member">member</option><option value="owner">owner</option></select></label>
     <button type="submit">Invite</button>
   </form>
-  <div id="invite-link" class="new-key" hidden>
-    <p>Send this one-time link to the person (valid 7 days, works once):</p>
-    <div class="secret"><code id="invite-link-value"></code> <button type="button" id="copy-link">Copy</button></div>
-  </div>
+  <p id="invite-sent" class="new-key" hidden>Invitation sent to <strong id="invite-sent-to"></strong>: the one-time link (valid 7 days, works once) is in their mailbox.</p>
 </section>
 <section class="card" data-owner-only-section>
   <h2>Members</h2>

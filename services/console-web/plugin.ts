@@ -6,6 +6,7 @@ import { SESSION_COOKIE } from '../../contracts/console';
 import type { EndpointId } from '../../contracts/endpoints';
 import { ApiError } from '../../contracts/errors';
 import { toCsv } from '../common/csv';
+import { modesShown } from '../common/key-mode';
 import { statement } from '../finance/queries';
 import { forwardPeriod, statementCsv, statementCsvFileName } from '../finance/statement';
 import { DEPS_PLUGIN } from '../http/deps-plugin';
@@ -19,6 +20,13 @@ import type { SessionMember } from '../sessions/sessions';
 import type { consoleAccounts } from './accounts';
 import { bundleConsoleScript, CONSOLE_SCRIPT } from './bundle';
 import { CONSOLE_PAGES, renderPage, type ConsolePage } from './pages';
+import { invitationLink } from './console-links';
+import { registerPasswordResetRoutes } from './password-reset-routes';
+import { BalanceThresholds } from '../alerts/balance-alerts';
+import { lastPaymentRefusal } from '../alerts/payment-refusals';
+import type { SqlExecutor } from '../eventstore/sql';
+import { enqueueEmail } from '../email/email-outbox';
+import { invitationEmail } from '../email/messages';
 
 /**
  * The workspace console: pages and assets under `/console`, its JSON API under `/console/v1`, and
@@ -29,8 +37,9 @@ import { CONSOLE_PAGES, renderPage, type ConsolePage } from './pages';
 export const consoleRoutes = fp<{ accounts: ReturnType<typeof consoleAccounts> }>(
   async (app, { accounts }) => {
     const { deps } = app;
-    const { membership, sessions } = accounts;
+    const { membership, sessions, passwordResets } = accounts;
     const { keys, readModels } = deps;
+    const thresholds = new BalanceThresholds(deps.store);
     const assets = await loadAssets();
     /** The member the `session` admission signed in. */
     const member = (req: FastifyRequest): SessionMember => req.signedIn!.member;
@@ -82,6 +91,8 @@ export const consoleRoutes = fp<{ accounts: ReturnType<typeof consoleAccounts> }
         return startSession(req, reply, sessionId, member(req));
       });
 
+      registerPasswordResetRoutes(scope, deps, passwordResets);
+
       // ---------- numbers: the admin API's own queries ----------
 
       route(scope, 'consoleOverview', async ({ req }) => {
@@ -91,7 +102,20 @@ export const consoleRoutes = fp<{ accounts: ReturnType<typeof consoleAccounts> }
         if (!ws) throw new UnknownWorkspaceError(workspaceId);
         const rows = await readModels.usage(workspaceId, { from: overviewFrom(today), to: today });
         const overview = overviewOf(rows, today);
-        return { balance: Number(ws.balance), ...overview, recent_errors: await readModels.recentErrors(workspaceId) };
+        return {
+          balance: Number(ws.balance),
+          ...overview,
+          recent_errors: await readModels.recentErrors(workspaceId),
+          last_insufficient_credits: await lastPaymentRefusal(deps.store.sql, workspaceId),
+          low_balance_threshold: await thresholds.get(workspaceId),
+        };
+      });
+
+      route(scope, 'consoleSetAlerts', async ({ req, body }) => {
+        const { workspaceId, memberId } = member(req);
+        requireOwner(member(req));
+        await thresholds.set(workspaceId, body.low_balance_threshold, memberId);
+        return { low_balance_threshold: await thresholds.get(workspaceId) };
       });
 
       route(scope, 'consoleListKeys', async ({ req }) => {
@@ -102,7 +126,7 @@ export const consoleRoutes = fp<{ accounts: ReturnType<typeof consoleAccounts> }
 
       route(scope, 'consoleCreateKey', async ({ req, body }) => {
         const { workspaceId, memberId, email } = member(req);
-        return { ...(await keys.create(workspaceId, { name: body.name, createdBy: memberId })), created_by: email };
+        return { ...(await keys.create(workspaceId, { name: body.name, createdBy: memberId, mode: body.mode })), created_by: email };
       });
 
       route(scope, 'consoleRenameKey', async ({ req, params, body }) => {
@@ -119,13 +143,13 @@ export const consoleRoutes = fp<{ accounts: ReturnType<typeof consoleAccounts> }
         const { workspaceId } = member(req);
         if (query.key_id !== undefined) await keys.requireKeyOf(workspaceId, query.key_id);
         // The console's periods are [from, to); the usage query takes its last day, included.
-        const rows = await readModels.usage(workspaceId, { keyId: query.key_id, from: query.from, to: query.to === undefined ? undefined : addDays(query.to, -1) });
+        const rows = await readModels.usage(workspaceId, { keyId: query.key_id, from: query.from, to: query.to === undefined ? undefined : addDays(query.to, -1), modes: modesShown(query.mode) });
         return { data: query.operation === undefined ? rows : rows.filter((r) => r.operation === query.operation) };
       });
 
       route(scope, 'consoleLedger', async ({ req, query }) => {
         const { workspaceId } = member(req);
-        const page = await readModels.ledgerEntries(workspaceId, { requestId: query.request_id, after: query.after, limit: query.limit });
+        const page = await readModels.ledgerEntries(workspaceId, { requestId: query.request_id, after: query.after, limit: query.limit, modes: modesShown(query.mode) });
         const operations = await readModels.operationsOf(workspaceId, page.data.flatMap((e) => (e.request_id === null ? [] : [e.request_id])));
         return { ...page, data: page.data.map((e) => ({ ...e, operation: (e.request_id !== null && operations.get(e.request_id)) || null })) };
       });
@@ -155,7 +179,7 @@ export const consoleRoutes = fp<{ accounts: ReturnType<typeof consoleAccounts> }
       route(scope, 'consoleStatement', async ({ req, reply, query }) => {
         const { workspaceId } = member(req);
         const period = forwardPeriod(query);
-        const { statement: totals, lines } = await statement(deps.store.sql, workspaceId, period.from, period.to);
+        const { statement: totals, lines } = await statement(deps.store.sql, workspaceId, period.from, period.to, modesShown(query.mode));
         if (query.format === 'json') return totals;
         reply.header('Content-Disposition', `attachment; filename="${statementCsvFileName(workspaceId, period)}"`);
         return reply.type('text/csv; charset=utf-8').send(statementCsv(lines));
@@ -171,8 +195,10 @@ export const consoleRoutes = fp<{ accounts: ReturnType<typeof consoleAccounts> }
       route(scope, 'consoleInvite', async ({ req, body }) => {
         const { workspaceId } = member(req);
         requireOwner(member(req));
-        const invitation = await membership.invite(workspaceId, actorOf(member(req)), body);
-        return invitationAnswer(req, workspaceId, invitation);
+        const invitation = await membership.invite(workspaceId, actorOf(member(req)), body, await invitationMailer(req, workspaceId, body.role));
+        // The link went to the invited address only: the inviter never holds it.
+        const { link: _sentByEmail, ...answer } = invitationAnswer(req, workspaceId, invitation);
+        return answer;
       });
 
       route(scope, 'consoleCancelInvitation', async ({ req, reply, params }) => {
@@ -193,15 +219,25 @@ export const consoleRoutes = fp<{ accounts: ReturnType<typeof consoleAccounts> }
       // ---------- the operator invites the first member ----------
 
       route(scope, 'adminInviteMember', async ({ req, params, body }) => {
-        const invitation = await membership.invite(params.id, { kind: 'operator' }, body);
+        // Emailed to the invited address; the operator (who holds the admin token) gets the link too,
+        // to bootstrap a workspace whatever the mail setup (docs/api.md, "Invitations").
+        const invitation = await membership.invite(params.id, { kind: 'operator' }, body, await invitationMailer(req, params.id, body.role));
         return invitationAnswer(req, params.id, invitation);
       });
     });
 
-    /** The link names the workspace too: the page shows where the new member will sign in. */
     function invitationAnswer(req: FastifyRequest, workspaceId: string, inv: { invitation_id: string; email: string; role: string; expires_at: string; token: string }) {
-      const link = `${publicBaseUrl(deps.config, req)}/console/accept?token=${inv.token}&workspace=${encodeURIComponent(workspaceId)}`;
+      const link = invitationLink(publicBaseUrl(deps.config, req), inv.token, workspaceId);
       return { invitation_id: inv.invitation_id, email: inv.email, role: inv.role, expires_at: inv.expires_at, link };
+    }
+
+    /** Queues the invitation's email in the invitation's transaction (services/email). */
+    async function invitationMailer(req: FastifyRequest, workspaceId: string, role: string) {
+      const workspaceName = (await deps.workspaces.get(workspaceId))?.name ?? workspaceId;
+      const baseUrl = publicBaseUrl(deps.config, req);
+      return async (tx: SqlExecutor, inv: { email: string; token: string; expiresAt: Date }) => {
+        await enqueueEmail(tx, invitationEmail({ to: inv.email, workspaceName, role, link: invitationLink(baseUrl, inv.token, workspaceId), expiresAt: inv.expiresAt.toISOString() }));
+      };
     }
 
     async function sessionAnswer(signedIn: SessionMember, sessionId: string) {
@@ -226,6 +262,8 @@ export const consoleRoutes = fp<{ accounts: ReturnType<typeof consoleAccounts> }
 const PAGE_ROWS: Record<ConsolePage, EndpointId> = {
   signin: 'consoleSignInPage',
   accept: 'consoleAcceptPage',
+  forgot: 'consoleForgotPage',
+  reset: 'consoleResetPage',
   overview: 'consoleOverviewPage',
   keys: 'consoleKeysPage',
   usage: 'consoleUsagePage',

@@ -53,6 +53,8 @@ export interface CreateWorkspaceInput {
 export interface CreateKeyInput {
   name?: string;
   rate_limit_per_minute?: number;
+  /** `test`: an `lk_test_…` key (docs/api.md, "Test keys"). */
+  mode?: 'live' | 'test';
 }
 export interface UsageFilter {
   key_id?: string;
@@ -118,6 +120,10 @@ export class AdminClient {
 
   setMaxConcurrency(id: string, maxConcurrency: number): Promise<WorkspaceResponse> {
     return this.request('PATCH', `/admin/v1/workspaces/${seg(id)}`, { body: { max_concurrency: maxConcurrency } });
+  }
+
+  setLowBalanceThreshold(id: string, lowBalanceThreshold: number | null): Promise<WorkspaceResponse> {
+    return this.request('PATCH', `/admin/v1/workspaces/${seg(id)}`, { body: { low_balance_threshold: lowBalanceThreshold } });
   }
 
   grantCredits(workspaceId: string, amount: number, reason?: string): Promise<CreditsGrantResponse> {

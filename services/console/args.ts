@@ -7,8 +7,9 @@ export type Command =
   | { kind: 'workspace.create'; name: string; credits?: number; maxConcurrency?: number }
   | { kind: 'workspace.get'; workspaceId: string; asOf?: string }
   | { kind: 'workspace.set-concurrency'; workspaceId: string; maxConcurrency: number }
+  | { kind: 'workspace.set-alert'; workspaceId: string; lowBalanceThreshold: number | null }
   | { kind: 'credits.grant'; workspaceId: string; amount: number; reason?: string }
-  | { kind: 'key.create'; workspaceId: string; name?: string; rateLimitPerMinute?: number }
+  | { kind: 'key.create'; workspaceId: string; name?: string; rateLimitPerMinute?: number; test?: boolean }
   | { kind: 'key.list'; workspaceId: string }
   | { kind: 'key.revoke'; keyId: string }
   | { kind: 'usage'; workspaceId: string; keyId?: string; from?: string; to?: string }
@@ -42,8 +43,9 @@ Commands:
   workspace create --name <name> [--credits <n>] [--max-concurrency <n>]
   workspace get <workspace_id> [--as-of <instant>]
   workspace set-concurrency <workspace_id> <n>
+  workspace set-alert <workspace_id> <credits|none>   (owners are emailed when a charge takes the balance below it)
   credits grant <workspace_id> <amount> [--reason <text>]
-  key create <workspace_id> [--name <name>] [--rate-limit <per_minute>]
+  key create <workspace_id> [--name <name>] [--rate-limit <per_minute>] [--test]
   key list <workspace_id>
   key revoke <key_id>
   usage <workspace_id> [--key <key_id>] [--from <day>] [--to <day>]
@@ -51,7 +53,7 @@ Commands:
   statement <workspace_id> --from <instant> --to <instant> [--csv]   (the period [from, to); --csv: its ledger lines)
   export ledger --from <instant> --to <instant> [--format parquet|csv] [--out <dir>]   (ledger and usage files, default parquet into .)
   audit
-  member invite <workspace_id> <email> [--role owner|member]   (default owner: prints a one-time console link)
+  member invite <workspace_id> <email> [--role owner|member]   (default owner: emails the one-time console link and prints it)
 
 Options for every command:
   --url <base_url>   admin API base URL (env ADMIN_URL, default ${DEFAULT_ADMIN_URL})
@@ -69,6 +71,7 @@ const OPTIONS = {
   'max-concurrency': { type: 'string' },
   reason: { type: 'string' },
   'rate-limit': { type: 'string' },
+  test: { type: 'boolean' },
   key: { type: 'string' },
   from: { type: 'string' },
   to: { type: 'string' },
@@ -93,8 +96,9 @@ const COMMANDS: Record<string, { options: OptionName[]; positionals: string[] }>
   'workspace create': { options: ['name', 'credits', 'max-concurrency'], positionals: [] },
   'workspace get': { options: ['as-of'], positionals: ['workspace_id'] },
   'workspace set-concurrency': { options: [], positionals: ['workspace_id', 'n'] },
+  'workspace set-alert': { options: [], positionals: ['workspace_id', 'credits'] },
   'credits grant': { options: ['reason'], positionals: ['workspace_id', 'amount'] },
-  'key create': { options: ['name', 'rate-limit'], positionals: ['workspace_id'] },
+  'key create': { options: ['name', 'rate-limit', 'test'], positionals: ['workspace_id'] },
   'key list': { options: [], positionals: ['workspace_id'] },
   'key revoke': { options: [], positionals: ['key_id'] },
   usage: { options: ['key', 'from', 'to'], positionals: ['workspace_id'] },
@@ -158,10 +162,12 @@ function buildCommand(name: string, args: string[], v: Values): Command {
       return { kind: 'workspace.get', workspaceId: args[0]!, asOf: v['as-of'] };
     case 'workspace set-concurrency':
       return { kind: 'workspace.set-concurrency', workspaceId: args[0]!, maxConcurrency: int(args[1]!, '<n>', 1) };
+    case 'workspace set-alert':
+      return { kind: 'workspace.set-alert', workspaceId: args[0]!, lowBalanceThreshold: args[1] === 'none' ? null : int(args[1]!, '<credits>', 0) };
     case 'credits grant':
       return { kind: 'credits.grant', workspaceId: args[0]!, amount: int(args[1]!, '<amount>', 1), reason: v.reason };
     case 'key create':
-      return { kind: 'key.create', workspaceId: args[0]!, name: v.name, rateLimitPerMinute: optionalInt(v['rate-limit'], '--rate-limit', 1) };
+      return { kind: 'key.create', workspaceId: args[0]!, name: v.name, rateLimitPerMinute: optionalInt(v['rate-limit'], '--rate-limit', 1), ...(v.test ? { test: true } : {}) };
     case 'key list':
       return { kind: 'key.list', workspaceId: args[0]! };
     case 'key revoke':

@@ -80,12 +80,16 @@ async function execute(client: AdminClient, command: Exclude<Command, { kind: 'h
       const ws = await client.setMaxConcurrency(command.workspaceId, command.maxConcurrency);
       return { raw: ws, text: fields(ws) };
     }
+    case 'workspace.set-alert': {
+      const ws = await client.setLowBalanceThreshold(command.workspaceId, command.lowBalanceThreshold);
+      return { raw: ws, text: fields(ws) };
+    }
     case 'credits.grant': {
       const answer = await client.grantCredits(command.workspaceId, command.amount, command.reason);
       return { raw: answer, text: `granted ${command.amount} credits to ${command.workspaceId}; balance ${answer.balance}` };
     }
     case 'key.create': {
-      const key = await client.createKey(command.workspaceId, { name: command.name, rate_limit_per_minute: command.rateLimitPerMinute });
+      const key = await client.createKey(command.workspaceId, { name: command.name, rate_limit_per_minute: command.rateLimitPerMinute, ...(command.test ? { mode: 'test' as const } : {}) });
       return { raw: key, text: fields(key), hint: 'Store the key now: it is shown only this once.' };
     }
     case 'key.list': {
@@ -93,8 +97,8 @@ async function execute(client: AdminClient, command: Exclude<Command, { kind: 'h
       return {
         raw: { data },
         text: table(
-          ['ID', 'PREFIX', 'NAME', 'CREATED', 'LAST USED', 'REVOKED'],
-          data.map((k) => [k.id, k.prefix, k.name, k.created_at, k.last_used_at, k.revoked_at]),
+          ['ID', 'PREFIX', 'NAME', 'MODE', 'CREATED', 'LAST USED', 'REVOKED'],
+          data.map((k) => [k.id, k.prefix, k.name, k.mode, k.created_at, k.last_used_at, k.revoked_at]),
         ),
       };
     }

@@ -84,6 +84,16 @@ export class EventStore {
     return result;
   }
 
+  /**
+   * Appends inside a transaction the caller already runs (a subscription's batch), inline
+   * projections included: the events commit, or not, with the caller's other writes.
+   */
+  async appendWithin(tx: TransactionExecutor, stream: string, events: NewEvent[], expected: ExpectedVersion = 'any'): Promise<RecordedEvent[]> {
+    const recorded = await appendIn(tx, stream, events, expected);
+    for (const projection of this.inlineProjections) await projection.apply(tx, recorded, new Map());
+    return recorded;
+  }
+
   async readStream(stream: string, fromVersion = 1): Promise<RecordedEvent[]> {
     const { rows } = await this.sql.query<EventRow>(
       `SELECT ${EVENT_COLUMNS} FROM events WHERE stream = $1 AND version >= $2 ORDER BY version`,

@@ -30,6 +30,7 @@ export function replayWorkspace(events: readonly RecordedEvent[]): { workspace: 
       credits: signed,
       balance_after: state.balance,
       recorded_at: e.recordedAt.toISOString(),
+      mode: call?.mode ?? 'live',
     });
   }
   const workspace = state && identity && { ...identity, balance: state.balance, max_concurrency: state.maxConcurrency };

@@ -2,7 +2,8 @@ import type { Sql, SqlExecutor } from '../eventstore/sql';
 import { EVENT_COLUMNS, toRecorded, type EventRow } from '../eventstore/event-store';
 import { UnknownWorkspaceError } from '../ledger/errors';
 import { WORKSPACE_EVENT_TYPES } from '../ledger/workspace-state';
-import { requireWorkspace } from '../read-models/queries';
+import type { KeyMode } from '../../contracts/events';
+import { LEDGER_LINE_MODE, requireWorkspace, USAGE_ROW_MODE } from '../read-models/queries';
 import type { LedgerEntry, WorkspaceResponse } from '../../contracts/http';
 import { replayWorkspace } from './as-of';
 import { statementOf, type Statement, type StatementLine } from './statement';
@@ -47,7 +48,7 @@ const LINE_SELECT = `SELECT le.position, le.workspace_id, le.recorded_at, le.typ
  * The statement of `[from, to)`, read in one snapshot so the opening and the lines agree. Instants
  * go to SQL as text: the log records microseconds.
  */
-export async function statement(sql: Sql, workspaceId: string, from: string, to: string): Promise<{ statement: Statement; lines: StatementLine[] }> {
+export async function statement(sql: Sql, workspaceId: string, from: string, to: string, modes: readonly KeyMode[] = ['live']): Promise<{ statement: Statement; lines: StatementLine[] }> {
   return sql.transaction(async (tx) => {
     await tx.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY');
     await requireWorkspace(tx, workspaceId);
@@ -56,8 +57,10 @@ export async function statement(sql: Sql, workspaceId: string, from: string, to:
       [workspaceId, from],
     );
     const { rows } = await tx.query<LineRow>(
-      `${LINE_SELECT} WHERE le.workspace_id = $1 AND le.recorded_at >= $2::timestamptz AND le.recorded_at < $3::timestamptz ORDER BY le.position`,
-      [workspaceId, from, to],
+      // A test call's lines (0 credits) only when asked for: the balances are the same either way.
+      `${LINE_SELECT} WHERE le.workspace_id = $1 AND le.recorded_at >= $2::timestamptz AND le.recorded_at < $3::timestamptz
+         AND ${LEDGER_LINE_MODE} = ANY($4::text[]) ORDER BY le.position`,
+      [workspaceId, from, to, modes],
     );
     const lines = rows.map(toLine);
     return { statement: statementOf(workspaceId, { from, to }, Number(opening[0]!.balance), lines), lines };
@@ -83,22 +86,25 @@ export interface ExportLine extends StatementLine {
   workspace_id: string;
 }
 
-/** Every workspace's ledger lines recorded in `[from, to)`, by position, paged. */
+/** Every workspace's ledger lines recorded in `[from, to)`, by position, paged; live calls' only. */
 export async function ledgerExportPage(sql: SqlExecutor, q: { from: string; to: string; after?: number; limit: number }): Promise<{ data: ExportLine[]; next: number | null }> {
   const { rows } = await sql.query<LineRow>(
-    `${LINE_SELECT} WHERE le.recorded_at >= $1::timestamptz AND le.recorded_at < $2::timestamptz AND le.position > $3 ORDER BY le.position LIMIT $4`,
+    // Finance exports: live lines only (a test call's are 0 credits and no business of billing).
+    `${LINE_SELECT} WHERE le.recorded_at >= $1::timestamptz AND le.recorded_at < $2::timestamptz AND le.position > $3
+       AND ${LEDGER_LINE_MODE} = 'live' ORDER BY le.position LIMIT $4`,
     [q.from, q.to, q.after ?? 0, q.limit + 1],
   );
   const data = rows.slice(0, q.limit).map((r) => ({ workspace_id: r.workspace_id, ...toLine(r) }));
   return { data, next: rows.length > q.limit ? data.at(-1)!.position : null };
 }
 
-/** Every workspace's usage rows of the UTC days `[from, to)`. */
+/** Every workspace's usage rows of the UTC days `[from, to)`, live keys' only. */
 export async function usageExport(sql: SqlExecutor, q: { from: string; to: string }) {
   const { rows } = await sql.query<{ workspace_id: string; day: string; key_id: string; operation: string; calls: string; credits_charged: string; credits_refunded: string; errors: string }>(
-    `SELECT workspace_id, day::text AS day, key_id, operation, calls, credits_charged, credits_refunded, errors FROM usage_daily
-      WHERE day >= ($1::timestamptz AT TIME ZONE 'UTC')::date AND day < ($2::timestamptz AT TIME ZONE 'UTC')::date
-      ORDER BY day, workspace_id, key_id, operation`,
+    `SELECT u.workspace_id, u.day::text AS day, u.key_id, u.operation, u.calls, u.credits_charged, u.credits_refunded, u.errors
+       FROM usage_daily u LEFT JOIN api_keys k ON k.id = u.key_id
+      WHERE ${USAGE_ROW_MODE} = 'live' AND u.day >= ($1::timestamptz AT TIME ZONE 'UTC')::date AND u.day < ($2::timestamptz AT TIME ZONE 'UTC')::date
+      ORDER BY u.day, u.workspace_id, u.key_id, u.operation`,
     [q.from, q.to],
   );
   return rows.map((r) => ({

@@ -9,6 +9,8 @@ import { BalanceLimitError, UnknownWorkspaceError } from '../ledger/ledger';
 import { LimiterUnavailableError } from '../limits/limiter-unavailable';
 import { HashingBusyError } from '../members/hashing';
 import { MembershipRefusedError, PasswordRuleError, WrongCredentialsError } from '../members/membership';
+import { PasswordResetRefusedError } from '../members/password-reset';
+import type { ResetRefusal } from '../members/password-reset-rules';
 import { PasswordAttemptsThrottledError } from '../sign-in-throttle/password-attempts';
 import { HASHING_BUSY_RETRY_AFTER_SECONDS, type PasswordProblem, type Refusal } from '../members/rules';
 import { MALFORMED_REQUEST } from './client-errors';
@@ -36,6 +38,12 @@ const REFUSALS: Record<Refusal, () => ApiError> = {
   invitation_cancelled: () => new ApiError('invalid_request', { message: 'This invitation was cancelled.', reason: 'invitation_cancelled' }),
 };
 
+const RESET_REFUSALS: Record<ResetRefusal, () => ApiError> = {
+  reset_unknown: () => new ApiError('not_found', { message: 'This password reset link is not valid.', reason: 'no_password_reset' }),
+  reset_used: () => new ApiError('invalid_request', { message: 'This password reset link has already been used. Ask for a new one.', reason: 'password_reset_used' }),
+  reset_expired: () => new ApiError('invalid_request', { message: 'This password reset link has expired. Ask for a new one.', reason: 'password_reset_expired' }),
+};
+
 const THROTTLED: Record<'sign_in' | 'password', { what: string; slowed: ReasonOf<'rate_limited'>; locked: ReasonOf<'rate_limited'> }> = {
   sign_in: { what: 'failed sign-ins', slowed: 'sign_in_slowed', locked: 'sign_in_locked' },
   password: { what: 'wrong current passwords', slowed: 'password_slowed', locked: 'password_locked' },
@@ -43,9 +51,10 @@ const THROTTLED: Record<'sign_in' | 'password', { what: string; slowed: ReasonOf
 
 const PASSWORD_ISSUES: Record<PasswordProblem['kind'], 'too_small' | 'too_big' | 'invalid_type'> = { too_short: 'too_small', too_long: 'too_big', blank: 'too_small', common: 'invalid_type' };
 
-/** The console's refusals: membership rules, credentials, password checks throttled or busy. */
+/** The console's refusals: membership rules, reset links, credentials, password checks throttled or busy. */
 function membershipError(error: unknown): ApiError | undefined {
   if (error instanceof MembershipRefusedError) return REFUSALS[error.refusal]();
+  if (error instanceof PasswordResetRefusedError) return RESET_REFUSALS[error.refusal]();
   if (error instanceof WrongCredentialsError) {
     return new ApiError('unauthorized', { message: error.message === 'wrong email or password' ? 'The workspace, the email or the password is wrong.' : 'The current password is wrong.' });
   }

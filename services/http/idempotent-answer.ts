@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../contracts/errors';
 import { endpoint, type EndpointId } from '../../contracts/endpoints';
 import { idempotencyKeyProblem } from '../../contracts/validation';
+import { scopeInMode } from '../common/key-mode';
 import { fingerprint, type StoredResponse } from '../idempotency/idempotency';
 
 /** Headers an idempotent replay repeats from the original answer. */
@@ -24,6 +25,8 @@ export async function answerOnce(
 ) {
   const { deps, shedder } = app;
   const key = req.apiKey!;
+  // A test key's Idempotency-Keys live apart from its workspace's live ones (key-mode.ts).
+  const scope = scopeInMode(key.workspaceId, key.mode);
   const idempotencyKey = headerValue(req.headers['idempotency-key']);
   const keyProblem = idempotencyKeyProblem(idempotencyKey);
   if (keyProblem) throw new ApiError('invalid_request', { details: [keyProblem] });
@@ -32,7 +35,7 @@ export async function answerOnce(
   let token: string | undefined;
   try {
     if (idempotencyKey !== undefined) {
-      const begun = await deps.idempotency.begin(key.workspaceId, idempotencyKey, fingerprint(endpoint(endpointId).path, json));
+      const begun = await deps.idempotency.begin(scope, idempotencyKey, fingerprint(endpoint(endpointId).path, json));
       if (begun.kind === 'replay') return replay(reply, begun.response);
       if (begun.kind === 'in_use') throw new ApiError('idempotency_key_in_use', { retryAfterSeconds: 1 });
       if (begun.kind === 'reused') throw new ApiError('idempotency_key_reused');
@@ -44,7 +47,7 @@ export async function answerOnce(
       // replay (the database went away just now). Not abandoned either: the key stays locked
       // until its TTL lapses rather than let a retry pay a second time at once.
       await deps.idempotency
-        .complete(key.workspaceId, idempotencyKey!, token, response)
+        .complete(scope, idempotencyKey!, token, response)
         .catch((err: unknown) => req.log.error({ err }, 'answer not stored for Idempotency-Key replay'));
       token = undefined;
     }
@@ -55,7 +58,7 @@ export async function answerOnce(
     // Idempotency-Key not abandoned runs anew after IDEMPOTENCY_LOCK_TTL_MS.
     if (token !== undefined) {
       await deps.idempotency
-        .abandon(key.workspaceId, idempotencyKey!, token)
+        .abandon(scope, idempotencyKey!, token)
         .catch((err) => req.log.warn({ err }, 'Idempotency-Key not abandoned; it runs anew once its lock lapses'));
     }
   }

@@ -5,7 +5,8 @@ import { LimiterUnavailableError } from '../limits/limiter-unavailable';
 import type { RateDecision } from '../limits/rate-limiter';
 import { keySetBarriers, keySetMisses, keySetRebuilds, registerKeySetSize } from '../metrics/metrics';
 import { KeyFingerprintSet } from './key-fingerprint-set';
-import { hashApiKey } from './key-material';
+import type { KeyMode } from '../../contracts/events';
+import { hashApiKey, modeOfKey } from './key-material';
 
 /**
  * Channel on which key changes are announced to every instance sharing the database: a key or
@@ -35,6 +36,8 @@ export interface AuthenticatedKey {
   workspaceId: string;
   rateLimitPerMinute: number;
   maxConcurrency: number;
+  /** `test` for a test key (`lk_test_…`): its calls go to the sandbox and cost nothing (key-mode.ts). */
+  mode: KeyMode;
 }
 
 interface CachedKey {
@@ -310,14 +313,16 @@ export class KeyAuthenticator {
       });
       if (!marked) return cached.key;
     }
-    const { rows } = await this.sql.query<{ id: string; workspace_id: string; rate_limit_per_minute: number; revoked_at: Date | null; max_concurrency: number }>(
-      `SELECT k.id, k.workspace_id, k.rate_limit_per_minute, k.revoked_at, w.max_concurrency
+    const { rows } = await this.sql.query<{ id: string; workspace_id: string; rate_limit_per_minute: number; revoked_at: Date | null; max_concurrency: number; mode: KeyMode }>(
+      `SELECT k.id, k.workspace_id, k.rate_limit_per_minute, k.revoked_at, w.max_concurrency, k.mode
          FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id WHERE k.key_hash = $1`,
       [hash],
     );
     const row = rows[0];
-    const found = row && !row.revoked_at
-      ? { keyId: row.id, workspaceId: row.workspace_id, rateLimitPerMinute: row.rate_limit_per_minute, maxConcurrency: row.max_concurrency }
+    // The prefix names the mode and the row records it: a key whose two disagree is no key (never
+    // made by createKey), so a live row is never spent by a test-looking key or the other way round.
+    const found = row && !row.revoked_at && row.mode === modeOfKey(key)
+      ? { keyId: row.id, workspaceId: row.workspace_id, rateLimitPerMinute: row.rate_limit_per_minute, maxConcurrency: row.max_concurrency, mode: row.mode }
       : null;
     if (this.cache.size >= (this.options.maxEntries ?? 100_000)) this.cache.clear();
     this.cache.set(hash, { key: found, expiresAt: now + (found ? this.validTtlMs() : (this.options.unknownTtlMs ?? 2_000)) });

@@ -1,10 +1,10 @@
-import { newEvent, streams } from '../../contracts/events';
+import { newEvent, streams, type KeyMode } from '../../contracts/events';
 import { RATE_LIMIT_PER_MINUTE_DEFAULT } from '../../contracts/http';
 import { newKeyId } from '../common/ids';
 import type { EventStore } from '../eventstore/event-store';
 import type { NewEvent } from '../eventstore/types';
 import { UnknownWorkspaceError } from '../ledger/errors';
-import { generateApiKey, hashApiKey, keyDisplayPrefix } from './key-material';
+import { generateApiKey, hashApiKey, keyDisplayPrefix, modeOfKey } from './key-material';
 
 export interface CreateKeyCommand {
   keyId: string;
@@ -23,6 +23,7 @@ export interface CreatedKey {
   prefix: string;
   name: string | null;
   rate_limit_per_minute: number;
+  mode: KeyMode;
   created_at: string;
 }
 
@@ -38,6 +39,8 @@ export function decideCreateKey(workspaceExists: boolean, cmd: CreateKeyCommand)
       prefix: keyDisplayPrefix(cmd.key),
       key_hash: hashApiKey(cmd.key),
       rate_limit_per_minute: cmd.rateLimitPerMinute ?? RATE_LIMIT_PER_MINUTE_DEFAULT,
+      // Live keys' events stay as they were (absent means live); the mode is the key's own prefix.
+      ...(modeOfKey(cmd.key) === 'test' ? { mode: 'test' as const } : {}),
     }),
     ...createdBy,
   ];
@@ -50,11 +53,12 @@ export function decideCreateKey(workspaceExists: boolean, cmd: CreateKeyCommand)
 export async function createKey(
   store: EventStore,
   workspaceExists: boolean,
-  input: { workspaceId: string; name?: string; rateLimitPerMinute?: number; createdBy?: string },
+  input: { workspaceId: string; name?: string; rateLimitPerMinute?: number; createdBy?: string; mode?: KeyMode },
 ): Promise<CreatedKey> {
-  const cmd = { ...input, keyId: newKeyId(), key: generateApiKey() };
+  const { mode = 'live', ...rest } = input;
+  const cmd = { ...rest, keyId: newKeyId(), key: generateApiKey(mode) };
   const events = decideCreateKey(workspaceExists, cmd);
   const [recorded] = await store.append(streams.apiKey(cmd.keyId), events, 'no_stream');
   const data = events[0]!.data as { prefix: string; name: string | null; rate_limit_per_minute: number };
-  return { id: cmd.keyId, key: cmd.key, prefix: data.prefix, name: data.name, rate_limit_per_minute: data.rate_limit_per_minute, created_at: recorded!.recordedAt.toISOString() };
+  return { id: cmd.keyId, key: cmd.key, prefix: data.prefix, name: data.name, rate_limit_per_minute: data.rate_limit_per_minute, mode, created_at: recorded!.recordedAt.toISOString() };
 }

@@ -1,4 +1,4 @@
-import { newEvent, streams } from '../../contracts/events';
+import { newEvent, streams, type KeyMode } from '../../contracts/events';
 import type { EventStore } from '../eventstore/event-store';
 import { getWorkspace, keyRevokedAt, listKeys } from '../read-models/queries';
 import type { KeyAuthenticator } from './authenticator';
@@ -17,7 +17,7 @@ export class Keys {
   ) {}
 
   /** `createdBy`: the console member who made it. */
-  async create(workspaceId: string, input: { name?: string; rateLimitPerMinute?: number; createdBy?: string }): Promise<CreatedKey> {
+  async create(workspaceId: string, input: { name?: string; rateLimitPerMinute?: number; createdBy?: string; mode?: KeyMode }): Promise<CreatedKey> {
     const exists = (await getWorkspace(this.store.sql, workspaceId)) !== undefined;
     return createKey(this.store, exists, { workspaceId, ...input });
   }

@@ -1,7 +1,8 @@
 import { contentHash, inCanonicalOrder } from '../../contracts/content-hash';
 import { type ErrorCode, type ErrorReason, isErrorReason, type ReasonOf } from '../../contracts/errors';
 import type { OnError } from '../../contracts/http';
-import { newEvent, streams, type EventData, type Operation, type RefundedErrorCode } from '../../contracts/events';
+import { newEvent, streams, type EventData, type KeyMode, type Operation, type RefundedErrorCode } from '../../contracts/events';
+import { priceInMode, usesCache } from '../common/key-mode';
 import type { SettleCommand } from '../ledger/ledger';
 import { chargeForOutcome, refundCap, refundOwed, staleAnswerPrice, successPrice } from '../ledger/pricing';
 import { ageSeconds, cacheDecision, type CacheDecision } from './freshness';
@@ -31,7 +32,12 @@ export interface LookupAsked {
   kind: 'company' | 'person' | 'search';
   /** `error.reason` of a not-found for this kind of reference. */
   notFoundReason: ReasonOf<NotFoundCode>;
+  /** The caller's key's: a test call costs nothing and leaves the cache alone. Absent: live. */
+  mode?: KeyMode;
 }
+
+/** Credits in the asked call's mode (services/common/key-mode.ts). */
+const inMode = (asked: Pick<LookupAsked, 'mode'>, credits: number) => priceInMode(asked.mode ?? 'live', credits);
 
 export type NotFoundCode = 'not_found' | 'unresolvable_id';
 
@@ -75,18 +81,18 @@ export type FetchVerdict = { settlement: Settlement; answer: LookupAnswer } | { 
 
 export function decideFromCache(given: { asked: LookupAsked; cached: CachedEntry | undefined; maxAge: number; now: Date }): CacheVerdict {
   const { asked, cached, maxAge, now } = given;
-  if (cached === undefined) return { kind: 'fetch', status: 'MISS', charge: successPrice(asked.operation) };
+  if (cached === undefined) return { kind: 'fetch', status: 'MISS', charge: inMode(asked, successPrice(asked.operation)) };
   const status = cacheDecision({ fetchedAt: cached.fetchedAt }, maxAge, now);
-  if (status !== 'HIT') return { kind: 'fetch', status, charge: successPrice(asked.operation) };
+  if (status !== 'HIT') return { kind: 'fetch', status, charge: inMode(asked, successPrice(asked.operation)) };
 
   if (cached.kind === 'not_found') {
     return {
       kind: 'cached_not_found',
-      completed: { outcome: 'not_found', cache_status: 'HIT', credits_charged: chargeForOutcome(asked.operation, 'not_found', true), error_code: cached.code },
+      completed: { outcome: 'not_found', cache_status: 'HIT', credits_charged: inMode(asked, chargeForOutcome(asked.operation, 'not_found', true)), error_code: cached.code },
       error: { code: cached.code ?? 'not_found', reason: cached.reason !== null && isErrorReason(cached.reason) ? cached.reason : asked.notFoundReason },
     };
   }
-  const price = chargeForOutcome(asked.operation, 'success', true);
+  const price = inMode(asked, chargeForOutcome(asked.operation, 'success', true));
   return {
     kind: 'hit',
     charge: price,
@@ -116,8 +122,8 @@ export function decideFetched(given: {
     const profile: EventData<'ProfileFetched'> = { entity: outcome.entity, kind: outcome.entityKind, data: outcome.data, content_hash: hash, fetched_at, aliases: outcome.aliases };
     return {
       settlement: {
-        entityEvents: [{ stream: outcome.stream, event: newEvent('ProfileFetched', profile, requestId) }],
-        completed: { outcome: 'success', cache_status: status, credits_charged: chargeForOutcome(asked.operation, 'success', false), error_code: null },
+        ...(usesCache(asked.mode ?? 'live') ? { entityEvents: [{ stream: outcome.stream, event: newEvent('ProfileFetched', profile, requestId) }] } : {}),
+        completed: { outcome: 'success', cache_status: status, credits_charged: inMode(asked, chargeForOutcome(asked.operation, 'success', false)), error_code: null },
       },
       answer: { data: inCanonicalOrder(outcome.data), contentHash: hash, cache: { status, age_seconds: 0, fetched_at } },
     };
@@ -128,9 +134,9 @@ export function decideFetched(given: {
     const notFound: EventData<'ProfileNotFound'> = { kind: asked.kind === 'person' ? 'person' : 'company', alias: asked.alias, code: outcome.code, reason, fetched_at };
     return {
       settlement: {
-        entityEvents: [{ stream: streams.notFound(asked.alias), event: newEvent('ProfileNotFound', notFound, requestId) }],
+        ...(usesCache(asked.mode ?? 'live') ? { entityEvents: [{ stream: streams.notFound(asked.alias), event: newEvent('ProfileNotFound', notFound, requestId) }] } : {}),
         refund: { owed: refundOwed(charged, 'not_found', asked.operation), cause: 'not_found_price' },
-        completed: { outcome: 'not_found', cache_status: status, credits_charged: chargeForOutcome(asked.operation, 'not_found', false), error_code: outcome.code },
+        completed: { outcome: 'not_found', cache_status: status, credits_charged: inMode(asked, chargeForOutcome(asked.operation, 'not_found', false)), error_code: outcome.code },
       },
       error: { code: outcome.code, reason },
     };

@@ -1,7 +1,8 @@
 import { ApiError, type Billing } from '../../contracts/errors';
 import { inCanonicalOrder } from '../../contracts/content-hash';
-import { streams, type RefundedErrorCode } from '../../contracts/events';
+import { streams, type KeyMode, type RefundedErrorCode } from '../../contracts/events';
 import type { OnError } from '../../contracts/http';
+import { sourceForMode, usesCache } from '../common/key-mode';
 import type { SqlExecutor } from '../eventstore/sql';
 import { DatabaseUnavailableError } from '../eventstore/unavailable';
 import { balance } from '../read-models/queries';
@@ -19,11 +20,13 @@ export type { LookupAnswer };
 /** The call a charge belongs to. */
 type CallRef = Pick<SettleCommand, 'workspaceId' | 'requestId' | 'keyId' | 'operation'>;
 
-/** Who is asking: the call's request id and its key's workspace. */
+/** Who is asking: the call's request id, its key's workspace, and the key's mode. */
 export interface Caller {
   requestId: string;
   workspaceId: string;
   keyId: string;
+  /** `test`: fetched from the sandbox network only, never charged, never through the cache (key-mode.ts). */
+  mode: KeyMode;
   /** Set for an item of a batch call (services/batch): its charge waits for its turn. */
   turn?: ChargeTurn;
 }
@@ -62,7 +65,7 @@ interface CachedRow {
 
 /** One lookup operation, described for the shared cache-charge-fetch-settle flow. */
 interface LookupPlan extends LookupAsked {
-  fetch(): Promise<SourceOutcome>;
+  fetch(source: Source): Promise<SourceOutcome>;
 }
 
 /** How a call asked to be served: `max_age` and `on_error` of its body. */
@@ -83,7 +86,15 @@ export class LookupService {
     private readonly clock: () => Date = () => new Date(),
     /** The cache index kept in process (bounded, invalidated by every instance's writes). */
     private readonly memory?: CacheIndexMemory,
+    /** Where test keys' calls fetch: the built-in sandbox network, whatever `source` is. */
+    private readonly testSource?: Source,
   ) {}
+
+  private sourceFor(mode: KeyMode): Source {
+    if (sourceForMode(mode) === 'configured') return this.source;
+    if (!this.testSource) throw new Error('a test key called, and no sandbox source is configured for test keys');
+    return this.testSource;
+  }
 
   /** References arrive parsed: refusing a malformed one is the HTTP layer's job, before any charge. */
   async company(caller: Caller, ref: CompanyReference, maxAge: number, onError?: OnError): Promise<LookupResult> {
@@ -93,7 +104,7 @@ export class LookupService {
       alias,
       kind: 'company',
       notFoundReason: ref.kind === 'id' ? 'no_public_page' : 'no_company',
-      fetch: async () => companyFetched(await (ref.kind === 'slug' ? this.source.companyBySlug(ref.slug) : this.source.companyById(ref.id)), alias),
+      fetch: async (source) => companyFetched(await (ref.kind === 'slug' ? source.companyBySlug(ref.slug) : source.companyById(ref.id)), alias),
     });
   }
 
@@ -105,7 +116,7 @@ export class LookupService {
       alias,
       kind: 'company',
       notFoundReason: 'no_company_for_domain',
-      fetch: async () => companyFetched(await this.source.companyByDomain(domain), alias),
+      fetch: async (source) => companyFetched(await source.companyByDomain(domain), alias),
     });
     const website = typeof answer.data.website === 'string' ? answer.data.website : '';
     const websiteDomain = website ? parseDomain(website) : { ok: false as const };
@@ -119,8 +130,8 @@ export class LookupService {
       alias,
       kind: 'person',
       notFoundReason: ref.kind === 'url' ? 'no_profile_at_url' : 'no_profile_for_name',
-      fetch: async () => {
-        const result = await (ref.kind === 'url' ? this.source.personById(ref.publicIdentifier) : this.source.personByName(ref.name));
+      fetch: async (source) => {
+        const result = await (ref.kind === 'url' ? source.personById(ref.publicIdentifier) : source.personByName(ref.name));
         return toFetched(result, (found) => ({
           entity: entities.person(found.aliases.publicIdentifier),
           entityKind: 'person',
@@ -139,8 +150,8 @@ export class LookupService {
       alias,
       kind: 'search',
       notFoundReason: 'no_results',
-      fetch: async () => {
-        const result = await this.source.search(query, limit);
+      fetch: async (source) => {
+        const result = await source.search(query, limit);
         if (result.kind !== 'found') return toFetched(result, () => { throw new Error('unreachable'); });
         return {
           kind: 'found',
@@ -154,9 +165,9 @@ export class LookupService {
     });
   }
 
-  /** Free, never the profile itself: what the cache holds for one reference. */
-  async cacheEntry(alias: string) {
-    const entry = await this.cached(alias);
+  /** Free, never the profile itself: what the cache holds for one reference. A test key has no cache to look at. */
+  async cacheEntry(alias: string, mode: KeyMode = 'live') {
+    const entry = usesCache(mode) ? await this.cached(alias) : undefined;
     if (!entry) return { cached: false, found: false, fetched_at: null, age_seconds: null, content_hash: null };
     return {
       cached: true,
@@ -178,7 +189,9 @@ export class LookupService {
   }
 
   /** Entry counts by kind: profiles and cached not-founds, domain resolutions, search pages. */
-  async cacheStats() {
+  async cacheStats(mode: KeyMode = 'live') {
+    // A test key has no cache: none of the live one's entries is its.
+    if (!usesCache(mode)) return { entries: 0, company: 0, domain: 0, person: 0, search: 0 };
     const { rows } = await this.sql.query<{ company: number; person: number; domain: number; search: number }>(
       `SELECT
          count(*) FILTER (WHERE alias LIKE 'company:%' AND entity IS NULL)::int
@@ -211,11 +224,18 @@ export class LookupService {
    * The one flow of every lookup: cache decision, charge (balance checked atomically), live fetch
    * when needed, then settle: keep the charge, lower it to the not-found price, or refund it.
    */
-  private async run(caller: Caller, { maxAge, onError }: Asking, plan: LookupPlan): Promise<LookupResult> {
-    const base = { workspaceId: caller.workspaceId, requestId: caller.requestId, keyId: caller.keyId, operation: plan.operation };
-    const cached = this.memory
-      ? await this.memory.read(plan.alias, (entry) => cacheDecision(entry, maxAge, this.clock()) === 'HIT', (alias) => this.cached(alias))
-      : await this.cached(plan.alias);
+  private async run(caller: Caller, { maxAge, onError }: Asking, lookup: LookupPlan): Promise<LookupResult> {
+    const plan = { ...lookup, mode: caller.mode };
+    // Before any charge: a test call with no sandbox to go to is refused, not charged then refunded.
+    const source = this.sourceFor(caller.mode);
+    const base = { workspaceId: caller.workspaceId, requestId: caller.requestId, keyId: caller.keyId, operation: plan.operation, mode: caller.mode };
+    // A test call never reads the live cache (nor writes it: the decider leaves out the entity events),
+    // so it has no stale copy either.
+    const cached = !usesCache(caller.mode)
+      ? undefined
+      : this.memory
+        ? await this.memory.read(plan.alias, (entry) => cacheDecision(entry, maxAge, this.clock()) === 'HIT', (alias) => this.cached(alias))
+        : await this.cached(plan.alias);
     const verdict = decideFromCache({ asked: plan, cached, maxAge, now: this.clock() });
 
     if (verdict.kind === 'cached_not_found') {
@@ -241,7 +261,7 @@ export class LookupService {
     let fetched: FetchVerdict | StaleVerdict;
     let stale: StaleVerdict | null = null;
     try {
-      const outcome = await plan.fetch().catch((err: unknown): SourceOutcome => ({ kind: 'failure', code: 'internal_error', message: err instanceof Error ? err.message : String(err) }));
+      const outcome = await plan.fetch(source).catch((err: unknown): SourceOutcome => ({ kind: 'failure', code: 'internal_error', message: err instanceof Error ? err.message : String(err) }));
       // Opt-in (`on_error: "stale"`): a failed fetch answered with the cached copy, if any.
       stale =
         outcome.kind === 'failure'
@@ -317,7 +337,7 @@ function lookupError(answer: LookupErrorAnswer, billing: Billing): ApiError {
 }
 
 function voidOf(cmd: ChargeCommand | SettleCommand, cacheStatus: VoidCommand['cacheStatus']): VoidCommand {
-  return { workspaceId: cmd.workspaceId, requestId: cmd.requestId, keyId: cmd.keyId, operation: cmd.operation, cacheStatus };
+  return { workspaceId: cmd.workspaceId, requestId: cmd.requestId, keyId: cmd.keyId, operation: cmd.operation, mode: cmd.mode, cacheStatus };
 }
 
 function toFetched<T extends object, A>(

@@ -74,12 +74,15 @@ export class Membership {
     private readonly clock: () => Date = () => new Date(),
   ) {}
 
-  /** A new invitation; the token is returned here only (its SHA-256 is what the log keeps). */
-  async invite(workspaceId: string, actor: Actor, input: { email: string; role: Role }) {
+  /**
+   * A new invitation; the token is returned here only (its SHA-256 is what the log keeps).
+   * `inTransaction` runs in the invitation's own transaction (the email carrying the link is queued there).
+   */
+  async invite(workspaceId: string, actor: Actor, input: { email: string; role: Role }, inTransaction?: (tx: SqlExecutor, invitation: { email: string; token: string; expiresAt: Date }) => Promise<void>) {
     await this.requireWorkspace(workspaceId);
     const token = newSecret();
     const invitationId = `inv_${ulid()}`;
-    const { email, expiresAt } = await this.onMembers(workspaceId, async (_tx, members) => {
+    const { email, expiresAt } = await this.onMembers(workspaceId, async (tx, members) => {
       const decided = unwrap(decideInvite(members, actor, input, this.clock()));
       const event = newEvent('MemberInvited', {
         workspace_id: workspaceId,
@@ -90,6 +93,7 @@ export class Membership {
         expires_at: decided.expiresAt.toISOString(),
         actor: actorName(actor),
       });
+      await inTransaction?.(tx, { email: decided.email, token, expiresAt: decided.expiresAt });
       return { events: [event], result: decided };
     });
     return { invitation_id: invitationId, email, role: input.role, expires_at: expiresAt.toISOString(), token };

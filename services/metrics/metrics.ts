@@ -33,6 +33,13 @@ export const requestsRefused = new Counter({
 });
 
 /** The console's password checks (sign-in, a password change's current password) by how they ended. */
+export const emailsSent = new Counter({
+  name: `${PREFIX}emails_total`,
+  help: 'Emails of the outbox by kind (invitation, password_reset, balance_low) and outcome (sent; retry: an attempt failed, tried again later; given_up)',
+  labelNames: ['kind', 'outcome'] as const,
+  registers: [registry],
+});
+
 export const consolePasswordChecks = new Counter({
   name: `${PREFIX}console_password_checks_total`,
   help: 'Console password checks: check (sign_in, password) and outcome (right, wrong; slowed, locked: refused by the throttle; busy: refused by the hashing queue)',
@@ -51,6 +58,13 @@ export const batchItems = new Counter({
   name: `${PREFIX}batch_items_total`,
   help: 'Items of POST /v1/batch answered by this instance, by operation and the status its single call would have had',
   labelNames: ['operation', 'status'] as const,
+  registers: [registry],
+});
+
+export const testKeyLookups = new Counter({
+  name: `${PREFIX}test_key_lookups_total`,
+  help: 'Test keys\' lookups recorded by this instance (LookupCompleted events with mode test: sandbox answers, never charged), by operation and outcome; they are not in lookups_total',
+  labelNames: ['operation', 'outcome'] as const,
   registers: [registry],
 });
 
@@ -278,8 +292,11 @@ export function recordHttpRequest(method: string, route: string | undefined, sta
  */
 export function recordCommittedEvents(events: readonly { type: string; data: unknown }[]): void {
   for (const event of events) {
-    const data = event.data as { operation?: string; credits?: number; cache_status?: string | null; outcome?: string; error_code?: string | null };
-    if (event.type === 'LookupCharged') creditsCharged.inc({ operation: data.operation }, data.credits ?? 0);
+    const data = event.data as { operation?: string; credits?: number; cache_status?: string | null; outcome?: string; error_code?: string | null; mode?: string };
+    if (data.mode === 'test') {
+      // Kept apart: the live figures (and the alerts on them) count live calls only.
+      if (event.type === 'LookupCompleted') testKeyLookups.inc({ operation: data.operation, outcome: data.outcome === 'error' ? (data.error_code ?? 'error') : (data.outcome ?? 'unknown') });
+    } else if (event.type === 'LookupCharged') creditsCharged.inc({ operation: data.operation }, data.credits ?? 0);
     else if (event.type === 'LookupRefunded') creditsRefunded.inc({ operation: data.operation }, data.credits ?? 0);
     else if (event.type === 'LookupCompleted') {
       const outcome = data.outcome === 'error' ? (data.error_code ?? 'error') : (data.outcome ?? 'unknown');

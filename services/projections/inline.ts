@@ -79,11 +79,11 @@ export const keysProjection = projectionOf('api_keys', {
     const d = e.data;
     await tx.query(
       `WITH created AS (
-         INSERT INTO api_keys (id, workspace_id, key_hash, prefix, name, rate_limit_per_minute, created_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING key_hash
+         INSERT INTO api_keys (id, workspace_id, key_hash, prefix, name, rate_limit_per_minute, created_at, mode)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $10) RETURNING key_hash
        )
        SELECT pg_notify($8, $9) FROM created`,
-      [d.key_id, d.workspace_id, d.key_hash, d.prefix, d.name, d.rate_limit_per_minute, e.recordedAt, KEY_CHANGES_CHANNEL, keyCreatedPayload(d.key_hash)],
+      [d.key_id, d.workspace_id, d.key_hash, d.prefix, d.name, d.rate_limit_per_minute, e.recordedAt, KEY_CHANGES_CHANNEL, keyCreatedPayload(d.key_hash), d.mode ?? 'live'],
     );
   },
   async ApiKeyRevoked(tx, e: RecordedEvent<EventData<'ApiKeyRevoked'>>) {

@@ -1,4 +1,4 @@
-import type { EventData } from '../../contracts/events';
+import type { EventData, KeyMode } from '../../contracts/events';
 import type { SqlExecutor } from '../eventstore/sql';
 import { UnknownWorkspaceError } from '../ledger/errors';
 import type { LoggedEvent } from './request-story';
@@ -39,10 +39,10 @@ export async function balance(sql: SqlExecutor, workspaceId: string): Promise<nu
 
 export async function listKeys(sql: SqlExecutor, workspaceId: string) {
   await requireWorkspace(sql, workspaceId);
-  const { rows } = await sql.query<{ id: string; prefix: string; name: string | null; created_at: Date; last_used_at: Date | null; revoked_at: Date | null }>(
+  const { rows } = await sql.query<{ id: string; prefix: string; name: string | null; mode: KeyMode; created_at: Date; last_used_at: Date | null; revoked_at: Date | null }>(
     // The later of the last completed lookup (projected from the log) and the last authenticated
     // request of any kind (key_last_seen, services/keys/key-use.ts); GREATEST skips a NULL.
-    `SELECT k.id, k.prefix, k.name, k.created_at, GREATEST(u.last_used_at, s.last_seen_at) AS last_used_at, k.revoked_at
+    `SELECT k.id, k.prefix, k.name, k.mode, k.created_at, GREATEST(u.last_used_at, s.last_seen_at) AS last_used_at, k.revoked_at
        FROM api_keys k LEFT JOIN key_last_used u ON u.key_id = k.id LEFT JOIN key_last_seen s ON s.key_id = k.id
       WHERE k.workspace_id = $1 ORDER BY k.created_at, k.id`,
     [workspaceId],
@@ -56,8 +56,14 @@ export async function keyRevokedAt(sql: SqlExecutor, keyId: string): Promise<str
   return iso(rows[0]?.revoked_at ?? null) ?? undefined;
 }
 
-type LedgerEntryRow = { position: number; type: string; request_id: string | null; key_id: string | null; credits: number; balance_after: number; recorded_at: Date };
-const LEDGER_ENTRY_COLUMNS = 'position, type, request_id, key_id, credits, balance_after, recorded_at';
+/**
+ * A ledger line's mode, from its event (`e`, joined on the position): the chained record itself,
+ * so the mode a read filters on is the one the audit's hash chain covers.
+ */
+export const LEDGER_LINE_MODE = `coalesce(e.data->>'mode', 'live')`;
+
+type LedgerEntryRow = { position: number; type: string; request_id: string | null; key_id: string | null; credits: number; balance_after: number; recorded_at: Date; mode: KeyMode };
+const LEDGER_ENTRY_COLUMNS = `le.position, le.type, le.request_id, le.key_id, le.credits, le.balance_after, le.recorded_at, ${LEDGER_LINE_MODE} AS mode`;
 const ledgerEntryOf = (r: LedgerEntryRow) => ({
   ...r,
   position: Number(r.position),
@@ -66,38 +72,44 @@ const ledgerEntryOf = (r: LedgerEntryRow) => ({
   recorded_at: iso(r.recorded_at)!,
 });
 
-/** A page of a workspace's ledger lines, optionally of one request, after a position. */
-export async function ledgerEntries(sql: SqlExecutor, workspaceId: string, q: { requestId?: string; after?: number; limit: number }) {
+/** A page of a workspace's ledger lines, optionally of one request, after a position; `modes`: which calls' (live by default). */
+export async function ledgerEntries(sql: SqlExecutor, workspaceId: string, q: { requestId?: string; after?: number; limit: number; modes?: readonly KeyMode[] }) {
   await requireWorkspace(sql, workspaceId);
   const { rows } = await sql.query<LedgerEntryRow>(
-    `SELECT ${LEDGER_ENTRY_COLUMNS} FROM ledger_entries
-      WHERE workspace_id = $1 AND ($2::text IS NULL OR request_id = $2) AND position > $3
-      ORDER BY position LIMIT $4`,
-    [workspaceId, q.requestId ?? null, q.after ?? 0, q.limit + 1],
+    `SELECT ${LEDGER_ENTRY_COLUMNS} FROM ledger_entries le JOIN events e ON e.position = le.position
+      WHERE le.workspace_id = $1 AND ($2::text IS NULL OR le.request_id = $2) AND le.position > $3 AND ${LEDGER_LINE_MODE} = ANY($5::text[])
+      ORDER BY le.position LIMIT $4`,
+    [workspaceId, q.requestId ?? null, q.after ?? 0, q.limit + 1, q.modes ?? ['live']],
   );
   const page = rows.slice(0, q.limit).map(ledgerEntryOf);
   return { data: page, next: rows.length > q.limit ? page[page.length - 1]!.position : null };
 }
 
-/** Ledger lines recorded in [from, to), oldest first (the console's CSV download). */
+/** Live ledger lines recorded in [from, to), oldest first (the console's CSV download). */
 export async function ledgerBetween(sql: SqlExecutor, workspaceId: string, from: Date, to: Date) {
   await requireWorkspace(sql, workspaceId);
   const { rows } = await sql.query<LedgerEntryRow>(
-    `SELECT ${LEDGER_ENTRY_COLUMNS} FROM ledger_entries
-      WHERE workspace_id = $1 AND recorded_at >= $2 AND recorded_at < $3 ORDER BY position`,
+    `SELECT ${LEDGER_ENTRY_COLUMNS} FROM ledger_entries le JOIN events e ON e.position = le.position
+      WHERE le.workspace_id = $1 AND le.recorded_at >= $2 AND le.recorded_at < $3 AND ${LEDGER_LINE_MODE} = 'live' ORDER BY le.position`,
     [workspaceId, from, to],
   );
   return rows.map(ledgerEntryOf);
 }
 
-export async function usage(sql: SqlExecutor, workspaceId: string, q: { keyId?: string; from?: string; to?: string }) {
+/** A usage row's mode: its key's (a key's mode never changes). */
+export const USAGE_ROW_MODE = `coalesce(k.mode, 'live')`;
+
+/** `modes`: which keys' rows (services/common/key-mode.ts, modesShown); live by default. */
+export async function usage(sql: SqlExecutor, workspaceId: string, q: { keyId?: string; from?: string; to?: string; modes?: readonly KeyMode[] }) {
   await requireWorkspace(sql, workspaceId);
-  const { rows } = await sql.query<{ day: string | Date; key_id: string; operation: string; calls: number; credits_charged: number; credits_refunded: number; errors: number }>(
-    `SELECT day::text AS day, key_id, operation, calls, credits_charged, credits_refunded, errors FROM usage_daily
-      WHERE workspace_id = $1 AND ($2::text IS NULL OR key_id = $2)
-        AND ($3::date IS NULL OR day >= $3::date) AND ($4::date IS NULL OR day <= $4::date)
-      ORDER BY day, key_id, operation`,
-    [workspaceId, q.keyId ?? null, q.from ?? null, q.to ?? null],
+  const { rows } = await sql.query<{ day: string | Date; key_id: string; operation: string; calls: number; credits_charged: number; credits_refunded: number; errors: number; mode: KeyMode }>(
+    `SELECT u.day::text AS day, u.key_id, u.operation, u.calls, u.credits_charged, u.credits_refunded, u.errors, ${USAGE_ROW_MODE} AS mode
+       FROM usage_daily u LEFT JOIN api_keys k ON k.id = u.key_id
+      WHERE u.workspace_id = $1 AND ($2::text IS NULL OR u.key_id = $2)
+        AND ($3::date IS NULL OR u.day >= $3::date) AND ($4::date IS NULL OR u.day <= $4::date)
+        AND ${USAGE_ROW_MODE} = ANY($5::text[])
+      ORDER BY u.day, u.key_id, u.operation`,
+    [workspaceId, q.keyId ?? null, q.from ?? null, q.to ?? null, q.modes ?? ['live']],
   );
   return rows.map((r) => ({ ...r, day: String(r.day) }));
 }

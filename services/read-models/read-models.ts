@@ -1,3 +1,4 @@
+import type { KeyMode } from '../../contracts/events';
 import type { SqlExecutor } from '../eventstore/sql';
 import * as queries from './queries';
 import { type RequestStory, requestStoryOf } from './request-story';
@@ -26,7 +27,7 @@ export class ReadModels {
     return queries.listKeys(this.sql, workspaceId);
   }
 
-  ledgerEntries(workspaceId: string, q: { requestId?: string; after?: number; limit: number }) {
+  ledgerEntries(workspaceId: string, q: { requestId?: string; after?: number; limit: number; modes?: readonly KeyMode[] }) {
     return queries.ledgerEntries(this.sql, workspaceId, q);
   }
 
@@ -34,7 +35,7 @@ export class ReadModels {
     return queries.ledgerBetween(this.sql, workspaceId, from, to);
   }
 
-  usage(workspaceId: string, q: { keyId?: string; from?: string; to?: string }) {
+  usage(workspaceId: string, q: { keyId?: string; from?: string; to?: string; modes?: readonly KeyMode[] }) {
     return queries.usage(this.sql, workspaceId, q);
   }
 

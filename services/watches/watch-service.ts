@@ -213,7 +213,8 @@ export class WatchService {
     }
     let result: LookupResult;
     try {
-      result = await watched.run({ requestId, workspaceId: row.workspace_id, keyId: row.key_id });
+      // Only live keys create watches (key-mode.ts mayStartWatches): a refresh is a live call.
+      result = await watched.run({ requestId, workspaceId: row.workspace_id, keyId: row.key_id, mode: 'live' });
     } catch (err) {
       if (!(err instanceof ApiError)) throw err;
       if (err.code === 'insufficient_credits') {

@@ -36,7 +36,7 @@ async function main() {
     const ws = await accounts.workspaces.create({ name: 'bench', credits: 1_000_000_000, maxConcurrency: 1000 });
     let n = 0;
     const hit = () =>
-      lookups.company({ requestId: `req_bench${n++}`, workspaceId: ws.id, keyId: 'key_bench' }, { kind: 'slug', slug: 'acme-robotics' }, DEFAULT_MAX_AGE_SECONDS);
+      lookups.company({ requestId: `req_bench${n++}`, workspaceId: ws.id, keyId: 'key_bench', mode: 'live' }, { kind: 'slug', slug: 'acme-robotics' }, DEFAULT_MAX_AGE_SECONDS);
     console.log(`warm-up lookup: ${(await hit()).answer.cache.status}; ${machineLoad()}`);
 
     for (const concurrency of [1, 64]) {

@@ -2,12 +2,13 @@
 // browser download) against the service running in-process on a private PostgreSQL database.
 // One story from invitation to sign-out, then the refusals: CSRF, lockout, a link used twice,
 // and a member of one workspace reaching for another's ids.
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
+import { simpleParser } from 'mailparser';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type RunningServer } from '../../services/api/server';
@@ -104,6 +105,22 @@ describe.runIf(available)('the workspace console in Chromium', { timeout: 60_000
     const link = /link\s+(\S+)/.exec(out)?.[1];
     expect(link, out).toMatch(/\/console\/accept\?token=/);
     return link!;
+  }
+
+  /** The link of the newest email to `to` in the outbox folder (no SMTP_URL: the embedded default). */
+  async function mailedLink(to: string, path: string): Promise<string> {
+    const outbox = join(dataDir, 'outbox');
+    const until = Date.now() + 15_000;
+    for (;;) {
+      const files = existsSync(outbox) ? readdirSync(outbox).filter((f) => f.endsWith('.eml')).sort().reverse() : [];
+      for (const file of files) {
+        const mail = await simpleParser(readFileSync(join(outbox, file)));
+        const link = /https?:\/\/\S+/.exec(mail.text ?? '')?.[0];
+        if (JSON.stringify(mail.to).includes(to) && link?.includes(path)) return link;
+      }
+      if (Date.now() > until) throw new Error(`no email to ${to} with a ${path} link in ${outbox}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
   }
 
   async function lookup(key: string, path: string, body: unknown) {
@@ -345,8 +362,10 @@ describe.runIf(available)('the workspace console in Chromium', { timeout: 60_000
     await owner.getByLabel('Email', { exact: true }).fill(memberEmail);
     await owner.locator('#invite-form').getByRole('combobox').selectOption('member');
     await owner.getByRole('button', { name: 'Invite' }).click();
-    await owner.locator('#invite-link:not([hidden])').waitFor();
-    const memberLink = await text(owner, '#invite-link-value');
+    await owner.locator('#invite-sent:not([hidden])').waitFor();
+    expect(await text(owner, '#invite-sent-to')).toBe(memberEmail);
+    // The link is in the invited address's mailbox (here the outbox folder), never on the owner's page.
+    const memberLink = await mailedLink(memberEmail, '/console/accept');
     expect(await owner.locator('#invitations-table tbody').textContent()).toContain(memberEmail);
     // Every confirmation is the one dialog: cancelling an invitation asks first, and Cancel keeps it.
     await owner.getByRole('button', { name: `Cancel the invitation of ${memberEmail}` }).click();
@@ -610,6 +629,45 @@ describe.runIf(available)('the workspace console in Chromium', { timeout: 60_000
     expect(foreignStory.status).toBe(404);
     expect(JSON.stringify(foreignStory.body)).not.toContain(workspaceB);
     expect((await inPage(bOwner, 'GET', '/console/v1/session')).body.member.role).toBe('owner');
+  });
+
+  it('resets a forgotten password by the emailed link, ending the old session; shows a 402 as a banner', { timeout: 60_000 }, async () => {
+    const ws = (await admin('POST', '/admin/v1/workspaces', { name: 'Charlie', credits: 0 })).id;
+    const invitation = await admin('POST', `/admin/v1/workspaces/${ws}/invitations`, { email: 'cora@example.com', role: 'owner' });
+    const before = await newPage();
+    await acceptInvitation(before, invitation.link, 'charlie password 1234');
+    // A caller out of credits gets 402: the overview says so.
+    const key = await admin('POST', `/admin/v1/workspaces/${ws}/keys`, { name: 'charlie' });
+    expect((await lookup(key.key, '/v1/company', { url: 'https://www.linkedin.com/company/acme-robotics' })).status).toBe(402);
+    await expect
+      .poll(async () => {
+        await open(before, '/console/overview');
+        return before.locator('#refused-banner').isVisible();
+      })
+      .toBe(true);
+    expect(await text(before, '#refused-banner')).toContain('/v1/company');
+
+    const page = await newPage();
+    await open(page, `/console?workspace=${ws}`);
+    await page.getByRole('link', { name: 'Forgot your password?' }).click();
+    await page.waitForFunction(() => (globalThis as any).document.body.dataset.ready === 'true');
+    await page.getByLabel('Workspace id').fill(ws);
+    await page.getByLabel('Email').fill('cora@example.com');
+    await page.getByRole('button', { name: 'Email me a reset link' }).click();
+    await page.locator('#forgot-sent:not([hidden])').waitFor();
+    const link = await mailedLink('cora@example.com', '/console/reset');
+    await open(page, new URL(link).pathname + new URL(link).search);
+    // The token leaves the address bar at once.
+    expect(page.url()).not.toContain('token=');
+    await page.getByLabel('New password').fill('charlie reset 56789');
+    await page.getByLabel('Repeat it').fill('charlie reset 56789');
+    await page.getByRole('button', { name: 'Set password' }).click();
+    await page.locator('#reset-done:not([hidden])').waitFor();
+    expect((await inPage(before, 'GET', '/console/v1/session')).status).toBe(401);
+    const signIn = (password: string) =>
+      fetch(`${base}/console/v1/session`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ workspace_id: ws, email: 'cora@example.com', password }) });
+    expect((await signIn('charlie password 1234')).status).toBe(401);
+    expect((await signIn('charlie reset 56789')).status).toBe(200);
   });
 
   it('slows, then locks, repeated failed sign-ins for an email', { timeout: 60_000 }, async () => {

@@ -42,7 +42,7 @@ export interface RouteApp {
   /** The event store of the app (to write what an earlier fetch would have, say). */
   store: EventStore;
   /** A workspace with `credits` and one key; `headers` authenticate as that key. */
-  keyed(opts?: { credits?: number; rateLimitPerMinute?: number; maxConcurrency?: number }): Promise<{ workspaceId: string; headers: Record<string, string> }>;
+  keyed(opts?: { credits?: number; rateLimitPerMinute?: number; maxConcurrency?: number; mode?: 'live' | 'test' }): Promise<{ workspaceId: string; keyId: string; headers: Record<string, string> }>;
   call(method: InjectOptions['method'], url: string, opts?: { headers?: Record<string, string>; body?: unknown }): Promise<Answer>;
   balance(workspaceId: string): Promise<number>;
   close(): Promise<void>;
@@ -52,11 +52,12 @@ export type Answer = LightMyRequestResponse & { body: string; json(): any };
 
 /**
  * `env`: more settings (LOG_LEVEL, ACCESS_LOG_SAMPLE...); `deps`: adapters to use instead (a log stream...).
+ * `liveSourceUrl`: where live keys fetch instead of the sandbox (test keys fetch from the sandbox whatever it is).
  * `redisLimits`: the rate limits and slots on Redis at `REDIS_URL` (as server.ts composes them), not in process.
  * `sql`: the database to use as it is (not migrated): one out of reach, say.
  */
 export async function startRouteApp(
-  options: { env?: Record<string, string>; deps?: Partial<AppDeps>; redisLimits?: boolean; sql?: Sql } = {},
+  options: { env?: Record<string, string>; deps?: Partial<AppDeps>; redisLimits?: boolean; sql?: Sql; liveSourceUrl?: string } = {},
 ): Promise<RouteApp> {
   const sql = options.sql ?? (await createPgliteSql());
   if (!options.sql) await migrate(sql);
@@ -84,7 +85,15 @@ export async function startRouteApp(
     workspaces,
     keys,
     readModels,
-    lookups: new LookupService(sql, ledger, createHttpSource({ baseUrl: sandbox.url, timeoutMs: SOURCE_TIMEOUT_MS })),
+    // Test keys always fetch from the sandbox; live keys from it too unless `liveSourceUrl` says otherwise.
+    lookups: new LookupService(
+      sql,
+      ledger,
+      createHttpSource({ baseUrl: options.liveSourceUrl ?? sandbox.url, timeoutMs: SOURCE_TIMEOUT_MS }),
+      undefined,
+      undefined,
+      createHttpSource({ baseUrl: sandbox.url, timeoutMs: SOURCE_TIMEOUT_MS }),
+    ),
     authenticator,
     keyUse,
     rateLimiter,
@@ -102,10 +111,10 @@ export async function startRouteApp(
     workspaces,
     keys,
     store,
-    async keyed({ credits = 100, rateLimitPerMinute, maxConcurrency } = {}) {
+    async keyed({ credits = 100, rateLimitPerMinute, maxConcurrency, mode } = {}) {
       const ws = await workspaces.create({ name: 'route test', credits, maxConcurrency });
-      const key = await keys.create(ws.id, { rateLimitPerMinute });
-      return { workspaceId: ws.id, headers: { authorization: `Bearer ${key.key}` } };
+      const key = await keys.create(ws.id, { rateLimitPerMinute, mode });
+      return { workspaceId: ws.id, keyId: key.id, headers: { authorization: `Bearer ${key.key}` } };
     },
     async call(method, url, { headers = {}, body } = {}) {
       const json = body === undefined ? {} : { payload: JSON.stringify(body), headers: { 'content-type': 'application/json', ...headers } };

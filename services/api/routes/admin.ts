@@ -2,7 +2,9 @@ import fp from 'fastify-plugin';
 import { ApiError } from '../../../contracts/errors';
 import { ledgerExportPage, statement, usageExport, workspaceAt } from '../../finance/queries';
 import { forwardPeriod, statementCsv, statementCsvFileName } from '../../finance/statement';
+import { modesShown } from '../../common/key-mode';
 import { UnknownWorkspaceError } from '../../ledger/ledger';
+import { BalanceThresholds } from '../../alerts/balance-alerts';
 import { runAudit } from '../../audit/audit-runner';
 import { AuditJobStore } from '../../audit/audit-job-store';
 import { AuditJobs, FINISHED_AUDIT_JOBS_KEPT } from '../../audit/audit-jobs';
@@ -19,6 +21,7 @@ export const adminRoutes = fp(
     const { deps } = app;
     const { ledger, workspaces, keys, readModels } = deps;
     const heartbeatTimeoutMs = deps.config.auditHeartbeatTimeoutMs;
+    const thresholds = new BalanceThresholds(deps.store);
     const audits = new AuditJobs(
       (options) => runAudit(deps.store, { databaseUrl: deps.config.databaseUrl, ...options }),
       new AuditJobStore(deps.store.sql, { heartbeatTimeoutMs, keepFinished: FINISHED_AUDIT_JOBS_KEPT }),
@@ -36,19 +39,23 @@ export const adminRoutes = fp(
       if (query.as_of !== undefined) return (await workspaceAt(deps.store.sql, params.id, query.as_of)).workspace;
       const ws = await workspaces.get(params.id);
       if (!ws) throw new UnknownWorkspaceError(params.id);
-      return ws;
+      return { ...ws, low_balance_threshold: await thresholds.get(params.id) };
     });
 
     route(app, 'adminPatchWorkspace', async ({ params, body }) => {
-      const workspace = await workspaces.changeLimits(params.id, body.max_concurrency);
-      deps.authenticator.forget(params.id);
-      return workspace;
+      if (!(await workspaces.get(params.id))) throw new UnknownWorkspaceError(params.id);
+      if (body.low_balance_threshold !== undefined) await thresholds.set(params.id, body.low_balance_threshold, 'operator');
+      if (body.max_concurrency !== undefined) {
+        await workspaces.changeLimits(params.id, body.max_concurrency);
+        deps.authenticator.forget(params.id);
+      }
+      return { ...(await workspaces.get(params.id))!, low_balance_threshold: await thresholds.get(params.id) };
     });
 
     route(app, 'adminGrantCredits', async ({ params, body }) => ledger.grantCredits(params.id, body.amount, body.reason));
 
     route(app, 'adminCreateKey', async ({ params, body }) =>
-      keys.create(params.id, { name: body.name, rateLimitPerMinute: body.rate_limit_per_minute }),
+      keys.create(params.id, { name: body.name, rateLimitPerMinute: body.rate_limit_per_minute, mode: body.mode }),
     );
 
     route(app, 'adminListKeys', async ({ params }) => ({ data: await keys.list(params.id) }));
@@ -56,21 +63,22 @@ export const adminRoutes = fp(
     route(app, 'adminRevokeKey', async ({ params }) => keys.revoke(params.id));
 
     route(app, 'adminUsage', async ({ params, query }) => ({
-      data: await readModels.usage(params.id, { keyId: query.key_id, from: query.from, to: query.to }),
+      data: await readModels.usage(params.id, { keyId: query.key_id, from: query.from, to: query.to, modes: modesShown(query.mode) }),
     }));
 
     route(app, 'adminLedger', async ({ params, query }) => {
-      if (query.as_of === undefined) return readModels.ledgerEntries(params.id, { requestId: query.request_id, after: query.after, limit: query.limit });
+      const modes = modesShown(query.mode);
+      if (query.as_of === undefined) return readModels.ledgerEntries(params.id, { requestId: query.request_id, after: query.after, limit: query.limit, modes });
       // As it stood then: replayed from the log, then filtered and paged like the ledger view.
       const { ledger: lines } = await workspaceAt(deps.store.sql, params.id, query.as_of);
-      const matching = lines.filter((l) => l.position > (query.after ?? 0) && (query.request_id === undefined || l.request_id === query.request_id));
+      const matching = lines.filter((l) => l.position > (query.after ?? 0) && (query.request_id === undefined || l.request_id === query.request_id) && modes.includes(l.mode));
       const data = matching.slice(0, query.limit);
       return { data, next: matching.length > query.limit ? data.at(-1)!.position : null };
     });
 
     route(app, 'adminStatement', async ({ params, query, reply }) => {
       const { from, to } = forwardPeriod(query);
-      const { statement: totals, lines } = await statement(deps.store.sql, params.id, from, to);
+      const { statement: totals, lines } = await statement(deps.store.sql, params.id, from, to, modesShown(query.mode));
       if (query.format === 'json') return totals;
       reply.header('Content-Disposition', `attachment; filename="${statementCsvFileName(params.id, query)}"`);
       return reply.type('text/csv; charset=utf-8').send(statementCsv(lines));

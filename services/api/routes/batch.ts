@@ -21,6 +21,7 @@ import { route } from '../../http/route';
 import { LOOKUP_CALLS, type LookupCall } from '../lookup-calls';
 import { DEPS_PLUGIN } from '../../http/deps-plugin';
 import { docsUrlFor } from '../../http/public-url';
+import { scopeInMode } from '../../common/key-mode';
 
 /** POST /v1/batch: up to 100 lookups and searches, each answered, billed and logged as its single call (docs/api.md "Batch"). */
 export const batchRoutes = fp(
@@ -37,7 +38,7 @@ async function runBatch(app: FastifyInstance, req: FastifyRequest, reply: Fastif
   const plans = planItems(items, await takeItemTokens(app, req, reply, items.length), (item) => prepareCall(deps.lookups, item));
   const docsUrl = docsUrlFor(deps.config, req);
   const order = new ChargeOrder(items.length);
-  const slots = new BatchSlots(deps.slots, `ws:${key.workspaceId}`, key.maxConcurrency);
+  const slots = new BatchSlots(deps.slots, `ws:${scopeInMode(key.workspaceId, key.mode)}`, key.maxConcurrency);
 
   const runItem = async (item: BatchItem, plan: ItemPlan<LookupCall>, index: number): Promise<ItemResult> => {
     if (plan.kind !== 'run') {
@@ -50,7 +51,7 @@ async function runBatch(app: FastifyInstance, req: FastifyRequest, reply: Fastif
       return slot !== null;
     });
     try {
-      return itemSuccess(item, await plan.call({ requestId: item.requestId, workspaceId: key.workspaceId, keyId: key.keyId, turn }));
+      return itemSuccess(item, await plan.call({ requestId: item.requestId, workspaceId: key.workspaceId, keyId: key.keyId, mode: key.mode, turn }));
     } catch (err) {
       const error = toApiError(err, 'apiKey');
       logItemFailure(req, item, error, err);

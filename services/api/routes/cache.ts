@@ -19,22 +19,22 @@ export const cacheRoutes = fp(
     route(app, 'cacheCompany', async ({ req, reply, body }) => {
       const parsed = parseCompanyReference(body.url);
       if (!parsed.ok) throw new ApiError('invalid_company_reference');
-      return answer(req, reply, await deps.lookups.cacheEntry(companyAlias(parsed.ref)));
+      return answer(req, reply, await deps.lookups.cacheEntry(companyAlias(parsed.ref), req.apiKey!.mode));
     });
 
     route(app, 'cacheDomain', async ({ req, reply, body }) => {
       const parsed = parseDomain(body.domain);
       if (!parsed.ok) throw new ApiError('invalid_domain');
-      return answer(req, reply, await deps.lookups.cacheEntry(aliases.domain(parsed.domain)));
+      return answer(req, reply, await deps.lookups.cacheEntry(aliases.domain(parsed.domain), req.apiKey!.mode));
     });
 
     route(app, 'cachePerson', async ({ req, reply, body }) => {
       const parsed = parsePersonReference(body.url);
       if (!parsed.ok) throw new ApiError('invalid_person_reference');
-      return answer(req, reply, await deps.lookups.cacheEntry(personAlias(parsed.ref)));
+      return answer(req, reply, await deps.lookups.cacheEntry(personAlias(parsed.ref), req.apiKey!.mode));
     });
 
-    route(app, 'cacheStats', async ({ req, reply }) => answer(req, reply, await deps.lookups.cacheStats()));
+    route(app, 'cacheStats', async ({ req, reply }) => answer(req, reply, await deps.lookups.cacheStats(req.apiKey!.mode)));
   },
   { name: 'routes-cache', dependencies: [DEPS_PLUGIN] },
 );

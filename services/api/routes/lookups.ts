@@ -2,6 +2,7 @@ import fp from 'fastify-plugin';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../../contracts/errors';
 import { isStoredOutcome, type StoredResponse } from '../../idempotency/idempotency';
+import { scopeInMode } from '../../common/key-mode';
 import type { LookupResult } from '../../lookup/lookup-service';
 import { renderError, toApiError } from '../../http/errors';
 import { answerOnce } from '../../http/idempotent-answer';
@@ -32,10 +33,11 @@ export const lookupRoutes = fp(
 async function runLookup(app: FastifyInstance, req: FastifyRequest, call: LookupCall): Promise<StoredResponse> {
   const { deps } = app;
   const key = req.apiKey!;
-  const slot = await deps.slots.acquire(`ws:${key.workspaceId}`, key.maxConcurrency);
+  // A test key's calls take slots of their own: testing never holds a live call back.
+  const slot = await deps.slots.acquire(`ws:${scopeInMode(key.workspaceId, key.mode)}`, key.maxConcurrency);
   if (!slot) throw new ApiError('concurrency_limited', { retryAfterSeconds: 1 });
   try {
-    const result = await call({ requestId: req.id, workspaceId: key.workspaceId, keyId: key.keyId });
+    const result = await call({ requestId: req.id, workspaceId: key.workspaceId, keyId: key.keyId, mode: key.mode });
     if (result.staleBecause) {
       req.log.warn({ request_id: req.id, failure: result.staleBecause, age_seconds: result.answer.cache.age_seconds }, 'live fetch failed; answered with the cached copy (on_error: stale)');
     }

@@ -1,5 +1,7 @@
 import fp from 'fastify-plugin';
 import { ApiError } from '../../../contracts/errors';
+import type { KeyMode } from '../../../contracts/events';
+import { mayStartWatches } from '../../common/key-mode';
 import { WatchService } from '../../watches/watch-service';
 import { route } from '../../http/route';
 import { DEPS_PLUGIN } from '../../http/deps-plugin';
@@ -11,9 +13,13 @@ export const watchRoutes = fp(
     const watches = new WatchService(deps.store, deps.lookups, deps.readModels, { logger: app.log, sourceTimeoutMs: deps.config.sourceTimeoutMs });
     const noWatch = () => new ApiError('not_found', { reason: 'no_watch', message: 'No such watch in this workspace.' });
     const meta = (requestId: string) => ({ request_id: requestId });
+    const refuseTestKey = (mode: KeyMode) => {
+      if (!mayStartWatches(mode)) throw new ApiError('forbidden', { reason: 'test_key', message: "A test key may not create or run a watch: its refreshes are live, charged lookups. Use a live key." });
+    };
 
     route(app, 'createWatch', async ({ req, body }) => {
       const key = req.apiKey!;
+      refuseTestKey(key.mode);
       const watch = await watches.create({ workspaceId: key.workspaceId, keyId: key.keyId }, body);
       req.log.info({ watch_id: watch.id }, 'watch created');
       return { data: watch, meta: meta(req.id) };
@@ -33,6 +39,7 @@ export const watchRoutes = fp(
     });
 
     route(app, 'runWatch', async ({ req, reply, params }) => {
+      refuseTestKey(req.apiKey!.mode);
       const outcome = await watches.runNow(req.apiKey!.workspaceId, params.id, req.id);
       if (!outcome) throw noWatch();
       // Out of credits (the watch now paused) or a failed lookup (refunded): the lookup's own error.

@@ -9,12 +9,12 @@ import { ledger } from './pages/ledger';
 import { members } from './pages/members';
 import { overview } from './pages/overview';
 import { request } from './pages/request';
-import { account, accept, loadSession, signin } from './pages/session';
+import { account, accept, forgot, loadSession, reset, signin } from './pages/session';
 import { statement } from './pages/statement';
 import { usage } from './pages/usage';
 
 const PAGES: Record<string, (session: Session) => Promise<void>> = { overview, keys, usage, ledger, request, statement, members, account };
-const OPEN_PAGES: Record<string, () => Promise<void>> = { signin, accept };
+const OPEN_PAGES: Record<string, () => Promise<void>> = { signin, accept, forgot, reset };
 
 async function start() {
   const open = OPEN_PAGES[contract.page];

@@ -1,4 +1,5 @@
-import { newEvent, type EventData, type Operation } from '../../../contracts/events';
+import { newEvent, type EventData, type KeyMode, type Operation } from '../../../contracts/events';
+import { modeField } from '../../common/key-mode';
 import type { NewEvent } from '../../eventstore/types';
 
 /** The call a ledger command is about. */
@@ -7,12 +8,20 @@ export interface CallRef {
   requestId: string;
   keyId: string;
   operation: Operation;
+  /** The calling key's mode; absent: live. A test call's events say `mode: "test"`. */
+  mode?: KeyMode;
 }
 
 /** What a call ended in, short of the call's own identifiers. */
 export type CompletedOutcome = Omit<EventData<'LookupCompleted'>, 'workspace_id' | 'request_id' | 'key_id' | 'operation'>;
 
-export const callFields = (call: CallRef) => ({ workspace_id: call.workspaceId, request_id: call.requestId, key_id: call.keyId, operation: call.operation });
+export const callFields = (call: CallRef) => ({
+  workspace_id: call.workspaceId,
+  request_id: call.requestId,
+  key_id: call.keyId,
+  operation: call.operation,
+  ...modeField(call.mode ?? 'live'),
+});
 
 /** The LookupCompleted of a call (what usage counts). */
 export function completedEvent(call: CallRef, completed: CompletedOutcome): NewEvent {

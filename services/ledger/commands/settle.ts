@@ -58,9 +58,10 @@ const SWEEP_LIMIT = 500;
  * older than `graceMs`. Safe to run on every instance at once: each charge settles once.
  */
 export async function refundAbandonedCharges(store: EventStore, writer: BatchingWriter, graceMs: number): Promise<number> {
-  const { rows } = await store.sql.query<{ request_id: string; workspace_id: string; key_id: string; operation: CallRef['operation'] }>(
-    `SELECT request_id, workspace_id, key_id, operation FROM charges
-      WHERE NOT settled AND charged_at < now() - make_interval(secs => $1) ORDER BY charged_at LIMIT $2`,
+  // The key's mode: a test call's completion says so like the rest of its events.
+  const { rows } = await store.sql.query<{ request_id: string; workspace_id: string; key_id: string; operation: CallRef['operation']; mode: CallRef['mode'] }>(
+    `SELECT c.request_id, c.workspace_id, c.key_id, c.operation, coalesce(k.mode, 'live') AS mode FROM charges c LEFT JOIN api_keys k ON k.id = c.key_id
+      WHERE NOT c.settled AND c.charged_at < now() - make_interval(secs => $1) ORDER BY c.charged_at LIMIT $2`,
     [graceMs / 1000, SWEEP_LIMIT],
   );
   let refunded = 0;
@@ -70,6 +71,7 @@ export async function refundAbandonedCharges(store: EventStore, writer: Batching
       requestId: c.request_id,
       keyId: c.key_id,
       operation: c.operation,
+      mode: c.mode,
       onlyIfUnsettled: true,
       refund: { owed: Number.MAX_SAFE_INTEGER, cause: 'internal_error' },
       completed: { outcome: 'error', cache_status: null, credits_charged: 0, error_code: 'internal_error' },

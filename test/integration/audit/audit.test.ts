@@ -63,7 +63,7 @@ describe.each(ledgerBackends())('the audit on $name', (backendDef) => {
     await backend.sql.query('DELETE FROM api_keys WHERE id = $1', [seeded.keyB.id]);
     const report = await audit(backend.store);
     expect(report.mismatches).toEqual([
-      { projection: 'api_keys', key: seeded.keyB.id, field: 'row', expected: { workspace_id: seeded.b.id, rate_limit_per_minute: 600, revoked: false }, actual: null },
+      { projection: 'api_keys', key: seeded.keyB.id, field: 'row', expected: { workspace_id: seeded.b.id, rate_limit_per_minute: 600, mode: 'live', revoked: false }, actual: null },
     ]);
   });
 

@@ -4,6 +4,7 @@ import { KeyAuthenticator, type RevocationMarks } from '../../../services/keys/a
 import { generateApiKey } from '../../../services/keys/key-material';
 import { recordingSql, type RecordedStatement } from '../../support/recording-sql';
 import { ledgerBackends, type OpenBackend } from '../ledger/backends';
+import { hashApiKey } from '../../../services/keys/key-material';
 
 /** Revocation marks kept in this process, expiring as the Redis ones do. */
 function memoryMarks(): RevocationMarks & { failing: boolean; expiresAt(keyId: string): number | undefined } {
@@ -77,10 +78,25 @@ describe.each(ledgerBackends())('key authenticator on $name', (backendDef) => {
     const before = keyReads(queries);
     expect(authenticator.isCached(key)).toBe(false);
     const first = await authenticator.authenticate(key);
-    expect(first).toEqual({ keyId: id, workspaceId: ws.id, rateLimitPerMinute: 90, maxConcurrency: 4 });
+    expect(first).toEqual({ keyId: id, workspaceId: ws.id, rateLimitPerMinute: 90, maxConcurrency: 4, mode: 'live' });
     expect(authenticator.isCached(key)).toBe(true);
     expect(await authenticator.authenticate(key)).toEqual(first);
     expect(keyReads(queries) - before).toBe(1);
+  });
+
+  it('given a test key, when it is checked, then the answer says mode test; the same secret under the live prefix is no key', async () => {
+    const ws = await backend.workspaces.create({ name: 'Test keys', maxConcurrency: 2 });
+    const created = await backend.keys.create(ws.id, { mode: 'test' });
+    expect(created.key).toMatch(/^lk_test_/);
+    expect(await authenticator.authenticate(created.key)).toMatchObject({ keyId: created.id, mode: 'test' });
+    // A row says test and the key says live: no key (the prefix is part of the hashed secret, so
+    // this takes a row written by hand).
+    const liveLooking = `lk_live_${created.key.slice('lk_test_'.length)}`;
+    await backend.sql.query(
+      "INSERT INTO api_keys (id, workspace_id, key_hash, prefix, name, rate_limit_per_minute, created_at, mode) VALUES ($1, $2, $3, 'x', NULL, 60, now(), 'test')",
+      [`key_mismatch${created.id.slice(4)}`, ws.id, hashApiKey(liveLooking)],
+    );
+    expect(await authenticator.authenticate(liveLooking)).toBeNull();
   });
 
   it('given a key cached on another instance, when it is revoked here, then the other instance refuses it once the notification arrives', async () => {

@@ -50,7 +50,7 @@ describe.each(ledgerBackends())('credits ledger on $name', (backendDef) => {
     expect(key.key).toMatch(/^lk_live_[A-Za-z0-9]{32}$/);
     expect(key).toMatchObject({ name: 'prod', rate_limit_per_minute: 60, prefix: key.key.slice(0, 12) });
     const listed = await keys.list(ws.id);
-    expect(listed).toEqual([{ id: key.id, prefix: key.prefix, name: 'prod', created_at: key.created_at, last_used_at: null, revoked_at: null }]);
+    expect(listed).toEqual([{ id: key.id, prefix: key.prefix, name: 'prod', mode: 'live', created_at: key.created_at, last_used_at: null, revoked_at: null }]);
     const { rows: stored } = await backend.sql.query<{ key_hash: string }>('SELECT key_hash FROM api_keys WHERE id = $1', [key.id]);
     expect(stored[0]!.key_hash).toMatch(/^[0-9a-f]{64}$/);
     expect(JSON.stringify(stored)).not.toContain(key.key);
@@ -83,7 +83,7 @@ describe.each(ledgerBackends())('credits ledger on $name', (backendDef) => {
     await catchUpToNow(backend.store, usageProjection);
     const usage = await reads.usage(ws.id, {});
     expect(usage).toEqual([
-      { day: expect.stringMatching(/^\d{4}-\d{2}-\d{2}$/), key_id: key.id, operation: 'domain', calls: 1, credits_charged: 4, credits_refunded: 4, errors: 1 },
+      { day: expect.stringMatching(/^\d{4}-\d{2}-\d{2}$/), key_id: key.id, operation: 'domain', calls: 1, credits_charged: 4, credits_refunded: 4, errors: 1, mode: 'live' },
     ]);
     expect((await keys.list(ws.id))[0]!.last_used_at).not.toBeNull();
   });

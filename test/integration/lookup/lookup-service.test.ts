@@ -43,7 +43,7 @@ afterAll(async () => {
 
 async function workspace(credits: number) {
   const ws = await accounts.workspaces.create({ name: 'lookup-service test', credits });
-  return { ws, caller: (): Caller => ({ requestId: newRequestId(), workspaceId: ws.id, keyId: 'key_lookupservicetest' }) };
+  return { ws, caller: (): Caller => ({ requestId: newRequestId(), workspaceId: ws.id, keyId: 'key_lookupservicetest', mode: 'live' }) };
 }
 
 /** The ledger's lines of one request: signed credits by event type. */

@@ -42,7 +42,12 @@ describe('replaying a workspace', () => {
     let key = evolveKey(undefined, event('ApiKeyCreated', { key_id: 'key_1', workspace_id: ws, name: null, prefix: 'lk_live_abcd', key_hash: 'a'.repeat(64), rate_limit_per_minute: 60 }));
     key = evolveKey(key, event('ApiKeyRevoked', { key_id: 'key_1', workspace_id: ws }));
     key = evolveKey(key, event('ApiKeyRevoked', { key_id: 'key_1', workspace_id: ws }));
-    expect(key).toEqual({ workspace_id: ws, rate_limit_per_minute: 60, revoked: true });
+    expect(key).toEqual({ workspace_id: ws, rate_limit_per_minute: 60, mode: 'live', revoked: true });
+  });
+
+  it('given a test key created, when replayed, then its mode is test (absent means live)', () => {
+    const key = evolveKey(undefined, event('ApiKeyCreated', { key_id: 'key_2', workspace_id: ws, name: null, prefix: 'lk_test_abcd', key_hash: 'b'.repeat(64), rate_limit_per_minute: 60, mode: 'test' }));
+    expect(key).toEqual({ workspace_id: ws, rate_limit_per_minute: 60, mode: 'test', revoked: false });
   });
 
   it('given a charge, when it is refunded, then the refund is recorded on it', () => {

@@ -16,7 +16,7 @@ describe('identifiers', () => {
     expect(newKeyId()).toMatch(/^key_[0-9A-Z]{26}$/);
   });
 
-  it('API keys are lk_live_ + 32 base62 characters, only their SHA-256 is kept', () => {
+  it('API keys are lk_live_ (or lk_test_) + 32 base62 characters, only their SHA-256 is kept', () => {
     const keys = Array.from({ length: 1000 }, () => generateApiKey());
     for (const key of keys) expect(key).toMatch(API_KEY_PATTERN);
     expect(new Set(keys).size).toBe(keys.length);
@@ -24,6 +24,8 @@ describe('identifiers', () => {
     expect(hashApiKey(key)).toBe(createHash('sha256').update(key).digest('hex'));
     expect(keyDisplayPrefix(key)).toBe(key.slice(0, 12));
     expect(API_KEY_PATTERN.test(`${key}x`)).toBe(false);
-    expect(API_KEY_PATTERN.test(key.replace('lk_live_', 'lk_test_'))).toBe(false);
+    expect(API_KEY_PATTERN.test(key.replace('lk_live_', 'lk_prod_'))).toBe(false);
+    // A test key is a key too (docs/api.md, "Test keys").
+    expect(API_KEY_PATTERN.test(key.replace('lk_live_', 'lk_test_'))).toBe(true);
   });
 });

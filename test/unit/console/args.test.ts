@@ -29,8 +29,11 @@ describe('parsing the admin command line', () => {
     expect(commandOf('workspace', 'create', '--name', 'Bare')).toMatchObject({ kind: 'workspace.create', name: 'Bare', credits: undefined, maxConcurrency: undefined });
     expect(commandOf('workspace', 'get', 'ws_1')).toEqual({ kind: 'workspace.get', workspaceId: 'ws_1' });
     expect(commandOf('workspace', 'set-concurrency', 'ws_1', '3')).toEqual({ kind: 'workspace.set-concurrency', workspaceId: 'ws_1', maxConcurrency: 3 });
+    expect(commandOf('workspace', 'set-alert', 'ws_1', '100')).toEqual({ kind: 'workspace.set-alert', workspaceId: 'ws_1', lowBalanceThreshold: 100 });
+    expect(commandOf('workspace', 'set-alert', 'ws_1', 'none')).toEqual({ kind: 'workspace.set-alert', workspaceId: 'ws_1', lowBalanceThreshold: null });
     expect(commandOf('credits', 'grant', 'ws_1', '50', '--reason', 'promo')).toEqual({ kind: 'credits.grant', workspaceId: 'ws_1', amount: 50, reason: 'promo' });
     expect(commandOf('key', 'create', 'ws_1', '--name', 'prod', '--rate-limit', '60')).toEqual({ kind: 'key.create', workspaceId: 'ws_1', name: 'prod', rateLimitPerMinute: 60 });
+    expect(commandOf('key', 'create', 'ws_1', '--test')).toEqual({ kind: 'key.create', workspaceId: 'ws_1', name: undefined, rateLimitPerMinute: undefined, test: true });
     expect(commandOf('key', 'list', 'ws_1')).toEqual({ kind: 'key.list', workspaceId: 'ws_1' });
     expect(commandOf('key', 'revoke', 'key_1')).toEqual({ kind: 'key.revoke', keyId: 'key_1' });
     expect(commandOf('usage', 'ws_1', '--key', 'key_1', '--from', '2025-01-01', '--to', '2025-01-31')).toEqual({ kind: 'usage', workspaceId: 'ws_1', keyId: 'key_1', from: '2025-01-01', to: '2025-01-31' });

@@ -60,3 +60,16 @@ describe('the AsyncAPI document of the event stream', () => {
     expect(ajv.compile(document.components.messages.UnknownEvent.headers)(unknown.headers)).toBe(true);
   });
 });
+
+describe('test keys in the AsyncAPI document and the JSON Schemas', () => {
+  it.each(['ApiKeyCreated', 'LookupCharged', 'LookupRefunded', 'LookupCompleted'])('%s: data.mode is optional, live or test, default live', (type) => {
+    const data = document.components.messages[type].payload.properties.data;
+    expect(data.properties.mode).toMatchObject({ enum: ['live', 'test'], default: 'live' });
+    expect(data.required).not.toContain('mode');
+    const validate = ajv.compile(document.components.messages[type].payload);
+    const published = toOutgoingMessage(recorded(type as never), topics);
+    const value = JSON.parse(String(published.value));
+    expect(validate({ ...value, data: { ...value.data, mode: 'test' } }), JSON.stringify(validate.errors)).toBe(true);
+    expect(validate({ ...value, data: { ...value.data, mode: 'sandbox' } })).toBe(false);
+  });
+});

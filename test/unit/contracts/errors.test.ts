@@ -142,7 +142,7 @@ describe('errors documentation', () => {
   it('GET /v1/errors gives each code the reasons it may carry, each reason under at least one code', () => {
     const list = errorCatalogueList('http://localhost:3000/docs');
     const byCode = new Map(list.data.map((e) => [e.code, e.reasons.map((r) => r.reason)]));
-    expect(byCode.get('forbidden')).toEqual(['not_owner', 'csrf']);
+    expect(byCode.get('forbidden')).toEqual(['test_key', 'not_owner', 'csrf']);
     expect(byCode.get('unresolvable_id')).toEqual(['no_public_page']);
     expect(byCode.get('not_found')).toEqual(expect.arrayContaining(['no_company', 'no_profile_for_name', 'no_invitation', 'no_audit']));
     expect(byCode.get('invalid_request')).toEqual(expect.arrayContaining(['invitation_used', 'invitation_cancelled', 'common_password']));

@@ -129,8 +129,10 @@ describe('admin bodies', () => {
     expect(CreditsGrantRequest.parse({ amount: 100, reason: 'trial' })).toEqual({ amount: 100, reason: 'trial' });
   });
 
-  it('key create: rate_limit_per_minute 1-100000 default 600; the created key has the lk_live_ shape', () => {
-    expect(KeyCreateRequest.parse({})).toEqual({ rate_limit_per_minute: 600 });
+  it('key create: rate_limit_per_minute 1-100000 default 600, mode live by default; the created key has the lk_live_ or lk_test_ shape', () => {
+    expect(KeyCreateRequest.parse({})).toEqual({ rate_limit_per_minute: 600, mode: 'live' });
+    expect(KeyCreateRequest.parse({ mode: 'test' })).toEqual({ rate_limit_per_minute: 600, mode: 'test' });
+    expect(KeyCreateRequest.safeParse({ mode: 'sandbox' }).success).toBe(false);
     expect(KeyCreateRequest.safeParse({ rate_limit_per_minute: 100001 }).success).toBe(false);
     const created = {
       id: 'key_1',
@@ -138,15 +140,18 @@ describe('admin bodies', () => {
       prefix: 'lk_live_A1A1',
       name: null,
       rate_limit_per_minute: 600,
+      mode: 'live',
       created_at: '2025-06-01T12:00:00Z',
     };
     expect(KeyCreatedResponse.safeParse(created).success).toBe(true);
+    expect(KeyCreatedResponse.safeParse({ ...created, key: `lk_test_${'A1'.repeat(16)}`, mode: 'test' }).success).toBe(true);
     expect(KeyCreatedResponse.safeParse({ ...created, key: 'lk_test_x' }).success).toBe(false);
   });
 
   it('ledger query: after >= 0, limit 1-1000 default 100, from query strings', () => {
-    expect(LedgerQuery.parse({})).toEqual({ limit: 100 });
-    expect(LedgerQuery.parse({ request_id: 'req_x', after: '0', limit: '1000' })).toEqual({ request_id: 'req_x', after: 0, limit: 1000 });
+    expect(LedgerQuery.parse({})).toEqual({ limit: 100, mode: 'live' });
+    expect(LedgerQuery.parse({ request_id: 'req_x', after: '0', limit: '1000', mode: 'all' })).toEqual({ request_id: 'req_x', after: 0, limit: 1000, mode: 'all' });
+    expect(LedgerQuery.safeParse({ mode: 'both' }).success).toBe(false);
     expect(LedgerQuery.safeParse({ limit: '0' }).success).toBe(false);
     expect(LedgerQuery.safeParse({ after: '-1' }).success).toBe(false);
   });

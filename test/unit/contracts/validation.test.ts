@@ -99,7 +99,7 @@ describe('parseValue of a body', () => {
 
 describe('parseValue on query strings', () => {
   it('turns digit strings into integers and refuses anything else', () => {
-    expect(parseValue(LedgerQuery, { after: '10', limit: '5' })).toEqual({ ok: true, value: { after: 10, limit: 5 } });
+    expect(parseValue(LedgerQuery, { after: '10', limit: '5' })).toEqual({ ok: true, value: { after: 10, limit: 5, mode: 'live' } });
     const bad = parseValue(LedgerQuery, { after: 'x', limit: '5000' });
     expect(!bad.ok && bad.details.map((d) => [d.field, d.issue])).toEqual([
       ['after', 'invalid_type'],

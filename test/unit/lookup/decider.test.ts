@@ -225,3 +225,34 @@ describe('decideStale: on_error "stale", a cached copy in place of a failed live
     expect(decideStale({ asked: ASKED.company, onError: 'stale', status: 'REFRESH', charged: 1, failure: { kind: 'failure', code: 'timeout' }, cached: cachedNotFound(10), now: NOW })).toBeNull();
   });
 });
+
+describe('a test key\'s call (mode test): priced 0, the cache left alone', () => {
+  const NOT_FOUND: SourceOutcome = { kind: 'not_found', code: 'not_found' };
+  describe.each(OPERATIONS)('%s', (operation) => {
+    const asked: LookupAsked = { ...ASKED[operation], mode: 'test' };
+
+    it('given nothing cached, when asked, then it is fetched and charged 0', () => {
+      expect(decideFromCache({ asked, cached: undefined, maxAge: 60, now: NOW })).toEqual({ kind: 'fetch', status: 'MISS', charge: 0 });
+    });
+
+    it('given a found profile, when settled, then it completes at 0 credits and writes nothing to the cache', () => {
+      const v = decideFetched({ asked, status: 'MISS', charged: 0, outcome: FOUND, fetchedAt: NOW, requestId: REQUEST_ID });
+      expect(v.settlement.entityEvents).toBeUndefined();
+      expect(v.settlement.completed).toMatchObject({ outcome: 'success', credits_charged: 0 });
+      expect('answer' in v && v.answer.cache.status).toBe('MISS');
+    });
+
+    it('given a live not-found, when settled, then it costs 0, refunds nothing and caches nothing', () => {
+      const v = decideFetched({ asked, status: 'MISS', charged: 0, outcome: NOT_FOUND, fetchedAt: NOW, requestId: REQUEST_ID });
+      expect(v.settlement.entityEvents).toBeUndefined();
+      expect(v.settlement.completed.credits_charged).toBe(0);
+      expect(v.settlement.refund?.owed ?? 0).toBe(0);
+    });
+
+    it.each(FAILURE_CODES.filter((c) => c !== 'internal_error'))('given a failure %s, when settled, then the error is the live one, at 0 credits', (code) => {
+      const v = decideFetched({ asked, status: 'MISS', charged: 0, outcome: { kind: 'failure', code }, fetchedAt: NOW, requestId: REQUEST_ID });
+      expect('error' in v && v.error.code).toBe(code);
+      expect(v.settlement.completed).toMatchObject({ outcome: 'error', credits_charged: 0, error_code: code });
+    });
+  });
+});

@@ -39,6 +39,8 @@ describe('routing an event to a topic and key', () => {
     ['LimitsChanged', 'lookup.ledger.v1', ws],
     ['LookupCharged', 'lookup.ledger.v1', ws],
     ['LookupRefunded', 'lookup.ledger.v1', ws],
+    ['LowBalanceThresholdChanged', 'lookup.ledger.v1', ws],
+    ['BalanceLow', 'lookup.ledger.v1', ws],
     ['LookupCompleted', 'lookup.lookups.v1', ws],
     ['ProfileFetched', 'lookup.profiles.v1', 'company:1337'],
     ['ProfileNotFound', 'lookup.profiles.v1', 'company:nobody'],
@@ -48,7 +50,7 @@ describe('routing an event to a topic and key', () => {
     ['ApiKeyCreatedBy', 'lookup.keys.v1', 'key_01JTESTKEY000000000000000'],
     ['ProfileChanged', 'lookup.profiles.v1', 'company:1337'],
     ...(['WatchCreated', 'WatchDeleted', 'WatchPaused', 'WatchResumed', 'WebhookEndpointFailing'] as const).map((type) => [type, 'lookup.webhooks.v1', ws] as [string, string, string]),
-    ...(['MemberInvited', 'InvitationCancelled', 'InvitationAccepted', 'MemberRoleChanged', 'MemberRemoved', 'PasswordChanged'] as const).map(
+    ...(['MemberInvited', 'InvitationCancelled', 'InvitationAccepted', 'MemberRoleChanged', 'MemberRemoved', 'PasswordChanged', 'PasswordResetRequested', 'PasswordResetCompleted'] as const).map(
       (type) => [type, 'lookup.members.v1', 'ws_01JTESTWORKSPACE0000000000'] as [string, string, string],
     ),
   ];

@@ -63,6 +63,20 @@ export const SAMPLE_DATA: { [T in EventType]?: { stream: string; data: EventData
   MemberRoleChanged: { stream: `members-${ws}`, data: { workspace_id: ws, member_id: 'mem_01JTESTMEMBER0000000000000', role: 'member', actor: 'operator' } },
   MemberRemoved: { stream: `members-${ws}`, data: { workspace_id: ws, member_id: 'mem_01JTESTMEMBER0000000000000', actor: 'operator' } },
   PasswordChanged: { stream: `members-${ws}`, data: { workspace_id: ws, member_id: 'mem_01JTESTMEMBER0000000000000', actor: 'mem_01JTESTMEMBER0000000000000' } },
+  PasswordResetRequested: {
+    stream: `members-${ws}`,
+    data: { workspace_id: ws, member_id: 'mem_01JTESTMEMBER0000000000000', token_hash: 'd'.repeat(64), expires_at: '2025-01-02T04:04:05.000Z' },
+  },
+  PasswordResetCompleted: {
+    stream: `members-${ws}`,
+    data: { workspace_id: ws, member_id: 'mem_01JTESTMEMBER0000000000000', token_hash: 'd'.repeat(64), actor: 'mem_01JTESTMEMBER0000000000000' },
+  },
+  LowBalanceThresholdChanged: { stream: `balance-alerts-${ws}`, data: { workspace_id: ws, low_balance_threshold: 100, actor: 'operator' } },
+  BalanceLow: {
+    stream: `balance-alerts-${ws}`,
+    data: { workspace_id: ws, balance: 96, low_balance_threshold: 100, request_id: req },
+    requestId: req,
+  },
   ApiKeyRenamed: { stream: streams.apiKey(key), data: { key_id: key, workspace_id: ws, name: 'production', actor: 'mem_01JTESTMEMBER0000000000000' } },
   ApiKeyCreatedBy: { stream: streams.apiKey(key), data: { key_id: key, workspace_id: ws, actor: 'mem_01JTESTMEMBER0000000000000' } },
   WatchCreated: {

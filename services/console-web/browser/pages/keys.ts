@@ -64,7 +64,8 @@ export async function keys() {
     guarded(async (event: Event) => {
       event.preventDefault();
       const name = field(form, 'name').value.trim();
-      const created = await api<KeyCreated>('POST', '/console/v1/keys', name === '' ? {} : { name });
+      const test = (form.elements.namedItem('test') as HTMLInputElement | null)?.checked === true;
+      const created = await api<KeyCreated>('POST', '/console/v1/keys', { ...(name === '' ? {} : { name }), ...(test ? { mode: 'test' } : {}) });
       form.reset();
       // The table first, so the key shows only once it is listed too.
       await render();

@@ -1,5 +1,5 @@
 import { api, type InvitationCreated, type Members, type Session } from '../api';
-import { $, cell, confirmAction, copy, el, field, fillBody, guarded, showStatus, when } from '../dom';
+import { $, cell, confirmAction, el, field, fillBody, guarded, showStatus, when } from '../dom';
 
 export async function members(session: Session) {
   if (session.member.role !== 'owner') {
@@ -84,12 +84,11 @@ export async function members(session: Session) {
       event.preventDefault();
       const invitation = await api<InvitationCreated>('POST', '/console/v1/invitations', { email: field(form, 'email').value, role: field(form, 'role').value });
       form.reset();
-      // The table first, so the link shows only once the invitation is listed too.
+      // The table first, so the note shows only once the invitation is listed too.
       await render();
-      $('#invite-link-value').textContent = invitation.link;
-      $('#invite-link').hidden = false;
+      $('#invite-sent-to').textContent = invitation.email;
+      $('#invite-sent').hidden = false;
     }),
   );
-  $('#copy-link').addEventListener('click', (e) => copy($('#invite-link-value').textContent ?? '', e.currentTarget as HTMLElement));
   await render();
 }

@@ -1,5 +1,5 @@
 import { api, type Overview, type UsageRow } from '../api';
-import { $, cell, el, fillBody, fmt, when } from '../dom';
+import { $, cell, el, field, fillBody, fmt, guarded, showStatus, when } from '../dom';
 import { describeRange, rangePicker } from '../dates';
 import { keyName, loadKeys } from '../keys';
 import { mountUsageChart } from '../usage-chart';
@@ -32,4 +32,23 @@ export async function overview() {
     ),
     'No errors.',
   );
+  const refused = data.last_insufficient_credits;
+  if (refused) {
+    $('#refused-banner').textContent = `A call was refused for lack of credits (402) at ${when(refused.refused_at)} UTC: ${refused.path}, request ${refused.request_id}. Balance now: ${fmt(data.balance)}.`;
+    $('#refused-banner').hidden = false;
+  }
+  // Owners only: loadSession removed the form for a member.
+  const alertForm = document.querySelector<HTMLFormElement>('#alert-form');
+  if (alertForm) {
+    field(alertForm, 'threshold').value = data.low_balance_threshold === null ? '' : String(data.low_balance_threshold);
+    alertForm.addEventListener(
+      'submit',
+      guarded(async (event: Event) => {
+        event.preventDefault();
+        const value = field(alertForm, 'threshold').value.trim();
+        await api('PATCH', '/console/v1/alerts', { low_balance_threshold: value === '' ? null : Number(value) });
+        showStatus(value === '' ? 'Low-balance alert removed.' : `Owners are emailed when the balance falls below ${fmt(Number(value))}.`);
+      }),
+    );
+  }
 }

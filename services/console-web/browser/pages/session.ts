@@ -61,6 +61,38 @@ export async function signin() {
   );
 }
 
+export async function forgot() {
+  const form = $<HTMLFormElement>('#forgot-form');
+  field(form, 'workspace').value = rememberedWorkspace();
+  form.addEventListener(
+    'submit',
+    guarded(async (event: Event) => {
+      event.preventDefault();
+      await api('POST', '/console/v1/password-reset', { workspace_id: field(form, 'workspace').value.trim(), email: field(form, 'email').value });
+      form.hidden = true;
+      $('#forgot-sent').hidden = false;
+    }),
+  );
+}
+
+export async function reset() {
+  const params = new URLSearchParams(location.search);
+  const token = params.get('token') ?? '';
+  // Out of the address bar and history: the link is a one-time secret.
+  history.replaceState(null, '', `/console/reset?workspace=${encodeURIComponent(params.get('workspace') ?? '')}`);
+  const form = $<HTMLFormElement>('#reset-form');
+  form.addEventListener(
+    'submit',
+    guarded(async (event: Event) => {
+      event.preventDefault();
+      if (field(form, 'password').value !== field(form, 'repeat').value) throw new ApiFailure(400, { error: { message: 'The two passwords differ.' } });
+      await api('POST', '/console/v1/password-reset/complete', { token, new_password: field(form, 'password').value });
+      form.hidden = true;
+      $('#reset-done').hidden = false;
+    }),
+  );
+}
+
 export async function accept() {
   const token = new URLSearchParams(location.search).get('token') ?? '';
   // Out of the address bar and history: the link is a one-time secret.

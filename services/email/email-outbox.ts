@@ -1,0 +1,135 @@
+import { ulid } from 'ulid';
+import type { Logger } from '../common/log';
+import type { Sql, SqlExecutor } from '../eventstore/sql';
+import { emailsSent } from '../metrics/metrics';
+import type { Mailer } from './mailer';
+import { afterFailedSend } from './retry';
+
+export type EmailKind = 'invitation' | 'password_reset' | 'balance_low';
+
+export interface OutgoingEmail {
+  kind: EmailKind;
+  to: string;
+  subject: string;
+  text: string;
+}
+
+/**
+ * Puts a message in the outbox, on `executor`: inside a transaction, the mail exists exactly when
+ * what caused it committed. The request does not wait for any mail server.
+ */
+export async function enqueueEmail(executor: SqlExecutor, email: OutgoingEmail, now: Date = new Date()): Promise<string> {
+  const id = `eml_${ulid()}`;
+  await executor.query(
+    'INSERT INTO email_outbox (id, kind, recipient, subject, body, created_at, next_attempt_at) VALUES ($1, $2, $3, $4, $5, $6, $6)',
+    [id, email.kind, email.to, email.subject, email.text, now],
+  );
+  return id;
+}
+
+/** How long a claimed message is this instance's: past it (the instance died mid-send), another claims it. */
+const CLAIM_LEASE_MS = 120_000;
+const CLAIM_BATCH = 20;
+const POLL_EVERY_MS = 1000;
+
+interface Claimed {
+  id: string;
+  kind: EmailKind;
+  recipient: string;
+  subject: string;
+  body: string;
+  attempts: number;
+}
+
+/**
+ * Sends what the outbox holds, on every instance at once: each claims due messages with
+ * `FOR UPDATE SKIP LOCKED` (no two instances take the same one) and a lease, sends them through
+ * the Mailer, then marks them sent or schedules a retry. At least once: an instance that dies
+ * between sending and marking leaves a message sent again after the lease (same Message-ID).
+ */
+export class EmailSender {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private stopped = false;
+
+  constructor(
+    private readonly sql: Sql,
+    private readonly mailer: Mailer,
+    private readonly options: { from: string; logger: Logger; clock?: () => Date; pollEveryMs?: number },
+  ) {}
+
+  start(): void {
+    this.schedule(0);
+  }
+
+  /** Sends every message due now; resolves with how many were sent (tests and the loop). */
+  async sendDue(): Promise<number> {
+    let sent = 0;
+    for (;;) {
+      const batch = await this.claim();
+      if (batch.length === 0) return sent;
+      for (const message of batch) if (await this.sendOne(message)) sent++;
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.running;
+  }
+
+  private schedule(delayMs: number) {
+    if (this.stopped) return;
+    this.timer = setTimeout(() => {
+      this.running = this.sendDue()
+        .then(
+          () => undefined,
+          (err: unknown) => this.options.logger.warn({ err }, 'sending the email outbox failed; next poll retries'),
+        )
+        .finally(() => this.schedule(this.options.pollEveryMs ?? POLL_EVERY_MS));
+    }, delayMs);
+    this.timer.unref();
+  }
+
+  private now() {
+    return this.options.clock?.() ?? new Date();
+  }
+
+  private async claim(): Promise<Claimed[]> {
+    const now = this.now();
+    const { rows } = await this.sql.query<Claimed>(
+      `UPDATE email_outbox SET claimed_until = $2, attempts = attempts + 1
+        WHERE id IN (SELECT id FROM email_outbox
+                      WHERE sent_at IS NULL AND failed_at IS NULL AND next_attempt_at <= $1 AND (claimed_until IS NULL OR claimed_until <= $1)
+                      ORDER BY next_attempt_at LIMIT $3 FOR UPDATE SKIP LOCKED)
+        RETURNING id, kind, recipient, subject, body, attempts`,
+      [now, new Date(now.getTime() + CLAIM_LEASE_MS), CLAIM_BATCH],
+    );
+    return rows.map((r) => ({ ...r, attempts: Number(r.attempts) }));
+  }
+
+  private async sendOne(m: Claimed): Promise<boolean> {
+    const log = this.options.logger;
+    try {
+      await this.mailer.send({ id: m.id, to: m.recipient, subject: m.subject, text: m.body }, this.options.from);
+    } catch (err) {
+      const next = afterFailedSend(m.attempts, this.now());
+      const error = err instanceof Error ? err.message.slice(0, 500) : String(err);
+      if (next.kind === 'retry') {
+        await this.sql.query('UPDATE email_outbox SET claimed_until = NULL, next_attempt_at = $2, last_error = $3 WHERE id = $1', [m.id, next.at, error]);
+        emailsSent.inc({ kind: m.kind, outcome: 'retry' });
+        log.warn({ err, email_id: m.id, kind: m.kind, attempts: m.attempts, next_attempt_at: next.at.toISOString() }, 'sending an email failed; retried later');
+      } else {
+        await this.sql.query('UPDATE email_outbox SET claimed_until = NULL, failed_at = $2, body = NULL, last_error = $3 WHERE id = $1', [m.id, this.now(), error]);
+        emailsSent.inc({ kind: m.kind, outcome: 'given_up' });
+        log.error({ err, email_id: m.id, kind: m.kind, attempts: m.attempts }, 'sending an email failed too many times; given up');
+      }
+      return false;
+    }
+    // The body (one-time links) is not kept once it went out.
+    await this.sql.query('UPDATE email_outbox SET sent_at = $2, claimed_until = NULL, body = NULL, last_error = NULL WHERE id = $1', [m.id, this.now()]);
+    emailsSent.inc({ kind: m.kind, outcome: 'sent' });
+    log.info({ email_id: m.id, kind: m.kind, attempts: m.attempts }, 'email sent');
+    return true;
+  }
+}

@@ -1,0 +1,99 @@
+// The email outbox on PostgreSQL, sent through a real SMTP server: nothing queued is lost (a
+// refused send is retried, with the same Message-ID), and two instances sending the same outbox
+// at once send each message once.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EmailSender, enqueueEmail } from '../../../services/email/email-outbox';
+import { messageIdOf } from '../../../services/email/mailer';
+import { createSmtpMailer } from '../../../services/email/smtp-mailer';
+import { migrate } from '../../../services/eventstore/migrate';
+import type { Sql } from '../../../services/eventstore/sql';
+import { createPgSql } from '../../../services/eventstore/sql-pg';
+import { createTestDatabase, serverUrl, type TestDatabase } from '../../support/servers';
+import { startTestSmtpServer, type TestSmtpServer } from '../../support/smtp-server';
+
+const silent = { info() {}, warn() {}, error() {} };
+const FROM = 'no-reply@lookup.test';
+
+describe.runIf(serverUrl('postgres'))('email outbox on PostgreSQL', () => {
+  let database: TestDatabase;
+  let sql: Sql;
+  let smtp: TestSmtpServer;
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    sql = createPgSql(database.url);
+    await migrate(sql);
+    smtp = await startTestSmtpServer();
+  });
+  afterAll(async () => {
+    await smtp?.close();
+    await sql?.close();
+    await database?.drop();
+  });
+
+  const row = async (id: string) =>
+    (await sql.query<{ attempts: number; sent_at: Date | null; body: string | null; next_attempt_at: Date; last_error: string | null }>('SELECT attempts, sent_at, body, next_attempt_at, last_error FROM email_outbox WHERE id = $1', [id])).rows[0]!;
+
+  it('a message queued in a transaction that rolls back is never sent', async () => {
+    await sql
+      .transaction(async (tx) => {
+        await enqueueEmail(tx, { kind: 'invitation', to: 'ghost@example.com', subject: 'rolled back', text: 'no' });
+        throw new Error('the cause failed');
+      })
+      .catch(() => undefined);
+    const sender = new EmailSender(sql, createSmtpMailer(smtp.url), { from: FROM, logger: silent });
+    expect(await sender.sendDue()).toBe(0);
+    expect(smtp.received.some((m) => m.subject === 'rolled back')).toBe(false);
+  });
+
+  it('a refused send stays queued and is retried after its backoff, with the same Message-ID; the body is dropped once sent', async () => {
+    let now = new Date('2030-01-01T00:00:00Z');
+    const id = await enqueueEmail(sql, { kind: 'password_reset', to: 'ada@example.com', subject: 'retry me', text: 'https://x.test/console/reset?token=t' }, now);
+    const sender = new EmailSender(sql, createSmtpMailer(smtp.url), { from: FROM, logger: silent, clock: () => now });
+    smtp.refuseNext(1);
+    expect(await sender.sendDue()).toBe(0);
+    const failed = await row(id);
+    expect(failed).toMatchObject({ attempts: 1, sent_at: null });
+    expect(failed.last_error).toMatch(/451/);
+    expect(failed.next_attempt_at.getTime()).toBeGreaterThan(now.getTime());
+    // Not due yet: nothing is sent.
+    expect(await sender.sendDue()).toBe(0);
+    now = new Date(failed.next_attempt_at.getTime() + 1);
+    expect(await sender.sendDue()).toBe(1);
+    const mails = smtp.received.filter((m) => m.subject === 'retry me');
+    expect(mails).toHaveLength(1);
+    expect(mails[0]!.messageId).toBe(messageIdOf(id));
+    expect(await row(id)).toMatchObject({ attempts: 2, body: null, last_error: null });
+    expect((await row(id)).sent_at).not.toBeNull();
+  });
+
+  it('two senders draining one outbox at once send each message exactly once', async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 30; i++) ids.push(await enqueueEmail(sql, { kind: 'balance_low', to: `owner${i}@example.com`, subject: `race ${i}`, text: 'low' }));
+    const sql2 = createPgSql(database.url);
+    try {
+      const a = new EmailSender(sql, createSmtpMailer(smtp.url), { from: FROM, logger: silent });
+      const b = new EmailSender(sql2, createSmtpMailer(smtp.url), { from: FROM, logger: silent });
+      const [sentA, sentB] = await Promise.all([a.sendDue(), b.sendDue()]);
+      expect(sentA + sentB).toBe(30);
+      const raced = smtp.received.filter((m) => m.subject?.startsWith('race '));
+      expect(raced).toHaveLength(30);
+      expect(new Set(raced.map((m) => m.messageId))).toEqual(new Set(ids.map(messageIdOf)));
+    } finally {
+      await sql2.close();
+    }
+  });
+
+  it('the running loop sends what is queued without being asked', async () => {
+    const sender = new EmailSender(sql, createSmtpMailer(smtp.url), { from: FROM, logger: silent, pollEveryMs: 50 });
+    sender.start();
+    try {
+      await enqueueEmail(sql, { kind: 'invitation', to: 'loop@example.com', subject: 'by the loop', text: 'hi' });
+      const until = Date.now() + 5000;
+      while (!smtp.received.some((m) => m.subject === 'by the loop') && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+      expect(smtp.received.filter((m) => m.subject === 'by the loop')).toHaveLength(1);
+    } finally {
+      await sender.stop();
+    }
+  });
+});
