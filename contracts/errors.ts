@@ -438,11 +438,19 @@ export function escapeHtml(text: string): string {
     .replace(/'/g, '&#39;');
 }
 
+/** No icon of their own: an empty one, so browsers do not ask for /favicon.ico (a 404). */
+export const DOCS_ICON_LINK = '<link rel="icon" href="data:,">';
+
+/** The viewport tag and, when given, the style sheet link of a docs page's head (/docs, /docs/errors). */
+export const docsHeadHtml = (stylesheetHref?: string): string =>
+  `<meta name="viewport" content="width=device-width, initial-scale=1">${DOCS_ICON_LINK}${stylesheetHref === undefined ? '' : `<link rel="stylesheet" href="${escapeHtml(stylesheetHref)}">`}`;
+
 /**
  * The human page behind `error.doc_url`: one element with `id="<code>"` per code.
  * `notFoundPrices`: the live not-found prices in words (services/ledger/pricing.ts).
+ * `stylesheetHref`: the docs' style sheet (/docs/assets).
  */
-export function renderErrorsDocHtml(docsUrl: string, notFoundPrices: string): string {
+export function renderErrorsDocHtml(docsUrl: string, notFoundPrices: string, stylesheetHref?: string): string {
   const sections = ERROR_CODES.map((code) => {
     const entry: ErrorCatalogueEntry = ERROR_CATALOGUE[code];
     const reasons = reasonsOf(code);
@@ -464,8 +472,9 @@ ${retryAfter}
   }).join('\n');
   return `<!doctype html>
 <html lang="en">
-<head><meta charset="utf-8"><title>Errors: Company and Person Lookup API</title></head>
+<head><meta charset="utf-8">${docsHeadHtml(stylesheetHref)}<title>Errors: Company and Person Lookup API</title></head>
 <body>
+<nav class="docs-nav"><a href="/docs">Guide</a><a href="/docs/reference">API reference</a><a href="/docs/errors">Errors</a></nav>
 <h1>Errors</h1>
 <p>Every error has the envelope <code>{"error": {type, code, message, retryable, doc_url, retry_after_seconds?, details?, reason?}, "meta": {request_id, credits_charged, credits_remaining}}</code>.
 Build on <code>error.code</code>; the message may change. The same catalogue is served as JSON by <code>GET /v1/errors</code>.</p>

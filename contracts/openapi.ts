@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiResponsesObject } from 'zod-openapi';
-import { ApiError, ERROR_CATALOGUE, errorBody, escapeHtml, inlineCodeHtml, statusCarriesRetryAfter, type ErrorCode } from './errors';
+import { ApiError, docsHeadHtml, ERROR_CATALOGUE, errorBody, escapeHtml, inlineCodeHtml, statusCarriesRetryAfter, type ErrorCode } from './errors';
 import { admissionOf, documentRows, errorsOf, publicJsonEndpoints, rateLimitPolicy, type Area, type Endpoint, type EndpointId, type RateLimitPolicy } from './endpoints';
 import { operationExamples, type OperationExample } from './examples';
 import { BATCH_MAX_ITEMS, CACHE_STATUSES, ErrorEnvelope } from './http';
@@ -201,6 +201,26 @@ function successContent(row: Endpoint, example: OperationExample | undefined): R
   };
 }
 
+/** Who sends the credential a curl example carries, by admission; the console's session is the browser's. */
+const CURL_AUTH: Record<ReturnType<typeof admissionOf>, string | undefined> = {
+  apiKey: '-H "Authorization: Bearer $API_KEY"',
+  public: '',
+  session: undefined,
+  admin: '-H "Authorization: Bearer $ADMIN_TOKEN"',
+};
+
+/** A curl call of the operation (Redoc's request sample), with its example body; none for the console's session calls. */
+function curlSample(row: Endpoint, request: unknown): { 'x-codeSamples'?: { lang: string; label: string; source: string }[] } {
+  const auth = CURL_AUTH[admissionOf(row)];
+  if (auth === undefined) return {};
+  const lines = [`curl -X ${row.method} "$API_URL${row.path}"`, auth];
+  if (row.body !== undefined) {
+    lines.push('-H "Content-Type: application/json"');
+    if (request !== undefined) lines.push(`-d '${JSON.stringify(request).replaceAll("'", "'\\''")}'`);
+  }
+  return { 'x-codeSamples': [{ lang: 'Shell', label: 'curl', source: lines.filter((line) => line !== '').join(' \\\n  ') }] };
+}
+
 function operation(row: Endpoint, docsUrl: string): ZodOpenApiOperationObject {
   const example = operationExamples(docsUrl)[row.id as EndpointId];
   const content = successContent(row, example);
@@ -219,6 +239,7 @@ function operation(row: Endpoint, docsUrl: string): ZodOpenApiOperationObject {
     ...(row.body === undefined
       ? {}
       : { requestBody: { required: true, content: { 'application/json': { schema: row.body, ...(example?.request === undefined ? {} : { example: example.request }) } } } }),
+    ...curlSample(row, example?.request),
     responses: {
       [String(row.status)]: {
         description: row.answerDescription ?? row.summary,
@@ -355,16 +376,45 @@ const BATCH_EXAMPLE = `POST /v1/batch
  ],
  "meta": {"request_id": "req_…", "credits_charged": 1, "credits_remaining": 98}}`;
 
+/** What `/docs` links and lists that lives outside the contracts: its style sheet, the sandbox's failure triggers. */
+export type DocsPageOptions = {
+  stylesheetHref?: string;
+  sandboxTriggers?: readonly { trigger: string; code: ErrorCode | null }[];
+};
+
+/** The table of sandbox triggers: what a lookup or search answers for each (docs/api.md, the sandbox). */
+function sandboxTriggersHtml(triggers: DocsPageOptions['sandboxTriggers']): string {
+  if (!triggers?.length) return '';
+  const rows = triggers.map(({ trigger, code }) => {
+    const answer = code === null
+      ? '200, found, after a delay of a few seconds'
+      : `${ERROR_CATALOGUE[code].status} <a href="/docs/errors#${code}"><code>${code}</code></a>, refunded`;
+    return `<tr><td><code>${escapeHtml(trigger)}</code></td><td>${answer}</td></tr>`;
+  });
+  return `
+<h2 id="sandbox">Sandbox failure triggers</h2>
+<p>Against the sandbox source, use a trigger as a company slug, a domain's first label (<code>sandbox-timeout.com</code>),
+a person id, a person name or a search query to see how the API answers an upstream failure:</p>
+<table>
+<thead><tr><th>Trigger</th><th>The API answers</th></tr></thead>
+<tbody>
+${rows.join('\n')}
+</tbody>
+</table>
+`;
+}
+
 /** The human documentation index served at `/docs`. */
-export function renderDocsIndexHtml(): string {
+export function renderDocsIndexHtml(options: DocsPageOptions = {}): string {
   const idempotent = publicJsonEndpoints().filter((row) => row.idempotent).map((row) => `<code>${row.method} ${row.path}</code>`);
   const idempotentList = `${idempotent.slice(0, -1).join(', ')} and ${idempotent.at(-1)}`;
   const row = (method: string, path: string, text: string) =>
     `<tr><td><code>${method}</code></td><td><code>${escapeHtml(path)}</code></td><td>${escapeHtml(text)}</td></tr>`;
   return `<!doctype html>
 <html lang="en">
-<head><meta charset="utf-8"><title>Company and Person Lookup API</title></head>
+<head><meta charset="utf-8">${docsHeadHtml(options.stylesheetHref)}<title>Company and Person Lookup API</title></head>
 <body>
+<nav class="docs-nav"><a href="/docs">Guide</a><a href="/docs/reference">API reference</a><a href="/docs/errors">Errors</a><a href="/v1/openapi.json">OpenAPI document</a></nav>
 <h1>Company and Person Lookup API <small>v${API_VERSION}</small></h1>
 <p>Company profiles by company reference or website domain, and a person's public mini profile by profile URL or name.
 Lookups are served from the cache when a copy is fresh enough (<code>max_age</code>, seconds, default 2592000) and fetched live otherwise.</p>
@@ -448,8 +498,10 @@ free when answered from the cache; failures on our side are refunded automatical
 <p>Every error has the envelope <code>{"error": {type, code, message, retryable, doc_url, …}, "meta": {…}}</code>. Build on <code>error.code</code>.
 See <a href="/docs/errors">the error reference</a> or <a href="/v1/errors">/v1/errors</a>.</p>
 
+${sandboxTriggersHtml(options.sandboxTriggers)}
 <h2 id="reference">Reference</h2>
-<p>The machine-readable description is at <a href="/v1/openapi.json">/v1/openapi.json</a>.</p>
+<p>The <a href="/docs/reference">API reference</a> shows every operation with its fields, a request example and example answers.
+The machine-readable description is at <a href="/v1/openapi.json">/v1/openapi.json</a>.</p>
 </body>
 </html>
 `;

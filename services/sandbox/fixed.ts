@@ -1,3 +1,4 @@
+import type { ErrorCode } from '../../contracts/errors';
 import type { CompanyProfile, PersonProfile } from '../../contracts/profiles';
 
 /**
@@ -19,6 +20,16 @@ export const TRIGGERS = [
   'sandbox-slow',
 ] as const;
 export type Trigger = (typeof TRIGGERS)[number];
+
+/** What a lookup or search answers for each trigger (the source's failure is the API's error code; none: found, late). Shown on /docs. */
+export const SANDBOX_TRIGGER_ERRORS: readonly { trigger: Trigger; code: ErrorCode | null }[] = [
+  { trigger: 'sandbox-timeout', code: 'timeout' },
+  { trigger: 'sandbox-blocked', code: 'blocked' },
+  { trigger: 'sandbox-source-rate-limited', code: 'source_rate_limited' },
+  { trigger: 'sandbox-upstream-error', code: 'upstream_error' },
+  { trigger: 'sandbox-parse-error', code: 'parse_error' },
+  { trigger: 'sandbox-slow', code: null },
+];
 
 /** The company whose follower_count changes on every fetch. */
 export const CHANGING_COMPANY_SLUG = 'sandbox-changing';

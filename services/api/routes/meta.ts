@@ -1,6 +1,6 @@
 import fp from 'fastify-plugin';
 import { buildAsyncApiDocument } from '../../../contracts/asyncapi';
-import { errorCatalogueList, renderErrorsDocHtml } from '../../../contracts/errors';
+import { ApiError, errorCatalogueList, renderErrorsDocHtml } from '../../../contracts/errors';
 import { API_VERSION, buildAdminOpenApiDocument, buildOpenApiDocument, renderDocsIndexHtml, type OpenApiOptions } from '../../../contracts/openapi';
 import { InstanceLifecycle, readinessOf } from '../../health/readiness';
 import { notFoundPricesText, pricingTable } from '../../ledger/pricing';
@@ -8,6 +8,9 @@ import { route } from '../../http/route';
 import { DEPS_PLUGIN } from '../../http/deps-plugin';
 import { docsUrlFor, publicBaseUrl } from '../../http/public-url';
 import type { FastifyRequest } from 'fastify';
+import { ENDPOINTS } from '../../../contracts/endpoints';
+import { SANDBOX_TRIGGER_ERRORS } from '../../sandbox/fixed';
+import { docsAssets, docsAssetUrl, renderReferenceHtml } from '../docs-web/assets';
 
 /**
  * The HTML pages are static text and links: they load nothing, run nothing, and are never framed
@@ -15,9 +18,20 @@ import type { FastifyRequest } from 'fastify';
  */
 const DOCS_PAGE_HEADERS = {
   'content-type': 'text/html; charset=utf-8',
-  'content-security-policy': "default-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+  'content-security-policy': "default-src 'none'; style-src 'self'; img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
   'x-frame-options': 'DENY',
   'referrer-policy': 'no-referrer',
+};
+
+/**
+ * The reference runs one script, Redoc's bundle from this host, which fetches the OpenAPI document
+ * from this host. Redoc styles itself through styled-components, which writes style elements, so
+ * styles may be inline; scripts may not.
+ */
+const REFERENCE_PAGE_HEADERS = {
+  ...DOCS_PAGE_HEADERS,
+  'content-security-policy':
+    "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
 };
 
 /** Distinct base URLs whose OpenAPI document is kept (only a trusted proxy can make more than one). */
@@ -70,11 +84,26 @@ export const metaRoutes = fp(
     let asyncApiDocument: Record<string, unknown> | undefined;
     route(app, 'asyncapi', async () => (asyncApiDocument ??= buildAsyncApiDocument()));
 
-    route(app, 'docs', async ({ reply }) => reply.headers(DOCS_PAGE_HEADERS).send(renderDocsIndexHtml()));
+    const docsPage = { stylesheetHref: docsAssetUrl('docs.css'), sandboxTriggers: SANDBOX_TRIGGER_ERRORS };
+    route(app, 'docs', async ({ reply }) => reply.headers(DOCS_PAGE_HEADERS).send(renderDocsIndexHtml(docsPage)));
 
     route(app, 'docsErrors', async ({ req, reply }) =>
-      reply.headers(DOCS_PAGE_HEADERS).send(renderErrorsDocHtml(docsUrlFor(deps.config, req), notFoundPricesText())),
+      reply
+        .headers(DOCS_PAGE_HEADERS)
+        .send(renderErrorsDocHtml(docsUrlFor(deps.config, req), notFoundPricesText(), docsPage.stylesheetHref)),
     );
+
+    const openApiPath = ENDPOINTS.find((row) => row.id === 'openapi')!.path;
+    route(app, 'docsReference', async ({ reply }) => reply.headers(REFERENCE_PAGE_HEADERS).send(renderReferenceHtml(openApiPath)));
+
+    route(app, 'docsAsset', async ({ req, reply }) => {
+      const asset = docsAssets().get((req.params as { name: string }).name);
+      if (!asset) throw new ApiError('route_not_found', { message: 'No endpoint exists at this method and path.' });
+      // Versioned URLs (`?v=<content hash>`, as the pages link them) never change: cached for good.
+      const versioned = (req.query as { v?: string }).v === asset.version;
+      reply.header('Cache-Control', versioned ? 'public, max-age=31536000, immutable' : 'no-cache');
+      return reply.type(asset.type).send(asset.body);
+    });
   },
   { name: 'routes-meta', dependencies: [DEPS_PLUGIN] },
 );

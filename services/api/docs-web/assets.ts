@@ -1,0 +1,75 @@
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { DOCS_ICON_LINK, escapeHtml } from '../../../contracts/errors';
+
+/** One file under /docs/assets: its bytes, media type and content hash (the `?v=` of its URL). */
+export type DocsAsset = { body: Buffer; type: string; version: string };
+
+/** The style of /docs, /docs/errors and the frame of /docs/reference: readable on a phone and at 1280 px. */
+const DOCS_CSS = `:root{color-scheme:light;--ink:#1f2933;--muted:#52606d;--line:#d9e2ec;--accent:#2457c5;--code:#f0f4f8}
+*{box-sizing:border-box}
+body{margin:0 auto;max-width:60rem;padding:1rem 1.25rem 3rem;font:16px/1.55 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--ink);overflow-wrap:anywhere}
+h1{font-size:1.75rem;margin:1rem 0}h1 small{font-size:.9rem;color:var(--muted);font-weight:normal}
+h2{font-size:1.3rem;margin-top:2.25rem;padding-top:.5rem;border-top:1px solid var(--line)}
+a{color:var(--accent)}
+code{font:.9em ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;background:var(--code);padding:.05em .3em;border-radius:3px}
+pre{background:var(--code);padding:.75rem 1rem;border-radius:6px;overflow-x:auto;max-width:100%}pre code{background:none;padding:0}
+table{border-collapse:collapse;width:100%;display:block;overflow-x:auto;margin:.75rem 0}
+th,td{text-align:left;vertical-align:top;padding:.4rem .6rem;border-bottom:1px solid var(--line)}th{background:var(--code)}
+dl{display:grid;grid-template-columns:max-content 1fr;gap:.25rem 1rem}dt{font-weight:600}dd{margin:0}
+nav.docs-nav{display:flex;flex-wrap:wrap;gap:.5rem 1.25rem;padding:.5rem 0;border-bottom:1px solid var(--line)}
+body.reference{max-width:none;padding:0}body.reference nav.docs-nav{padding:.5rem 1.25rem}
+`;
+
+const requireFromHere = createRequire(import.meta.url);
+
+/** The one image Redoc's bundle loads from its CDN (the side menu's "API docs by Redocly" logo). */
+const REDOC_REMOTE_LOGO = 'https://cdn.redoc.ly/redoc/logo-mini.svg';
+
+/**
+ * Nothing is loaded from another host: the logo's address becomes empty, so the image fails at once
+ * and Redoc drops it (its onError), leaving the text link. Fails loudly when an upgrade moves it.
+ */
+function withoutRemoteLogo(bundle: string): string {
+  if (!bundle.includes(REDOC_REMOTE_LOGO)) throw new Error(`Redoc's bundle no longer names ${REDOC_REMOTE_LOGO}: check it for other remote loads`);
+  return bundle.replaceAll(REDOC_REMOTE_LOGO, '');
+}
+
+/**
+ * The files of /docs/assets: Redoc's standalone browser bundle (served from this host, so the
+ * reference loads nothing from elsewhere) and the docs' style sheet.
+ */
+function loadDocsAssets(): ReadonlyMap<string, DocsAsset> {
+  const files: [string, string, Buffer][] = [
+    ['redoc.standalone.js', 'text/javascript; charset=utf-8', Buffer.from(withoutRemoteLogo(readFileSync(requireFromHere.resolve('redoc/bundles/redoc.standalone.js'), 'utf8')))],
+    ['docs.css', 'text/css; charset=utf-8', Buffer.from(DOCS_CSS)],
+  ];
+  return new Map(files.map(([name, type, body]) => [name, { body, type, version: createHash('sha256').update(body).digest('hex').slice(0, 12) }]));
+}
+
+let loaded: ReadonlyMap<string, DocsAsset> | undefined;
+/** Read once, on first use: the bundle is about 1 MB. */
+export const docsAssets = (): ReadonlyMap<string, DocsAsset> => (loaded ??= loadDocsAssets());
+
+/** The versioned URL of a docs asset, cached for good by browsers and proxies. */
+export const docsAssetUrl = (name: string): string => `/docs/assets/${name}?v=${docsAssets().get(name)!.version}`;
+
+/**
+ * The API reference: Redoc renders the public OpenAPI document in the page. The `<redoc>` element
+ * is how the standalone bundle starts itself, so the page carries no inline script.
+ */
+export function renderReferenceHtml(openApiPath: string): string {
+  return `<!doctype html>
+<html lang="en">
+<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+${DOCS_ICON_LINK}<title>API reference: Company and Person Lookup API</title>
+<link rel="stylesheet" href="${docsAssetUrl('docs.css')}"></head>
+<body class="reference">
+<nav class="docs-nav"><a href="/docs">Guide</a><a href="/docs/reference">API reference</a><a href="/docs/errors">Errors</a><a href="${escapeHtml(openApiPath)}">OpenAPI document</a></nav>
+<redoc spec-url="${escapeHtml(openApiPath)}" disable-search="true" hide-loading="true"></redoc>
+<script src="${docsAssetUrl('redoc.standalone.js')}"></script>
+</body>
+</html>
+`;
+}

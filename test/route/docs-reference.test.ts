@@ -1,0 +1,63 @@
+// The API reference page and the docs' assets through app.inject, by answer status.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startRouteApp, type RouteApp } from './support';
+
+let t: RouteApp;
+beforeAll(async () => {
+  t = await startRouteApp();
+}, 60_000);
+afterAll(async () => t?.close());
+
+/** The `src` and `href` of a page's script and link elements, but the empty icon (`data:,`), which loads nothing. */
+const referencedUrls = (html: string) =>
+  [...html.matchAll(/<(?:script|link)\b[^>]*\b(?:src|href)="([^"]+)"/g)].map((m) => m[1]!).filter((url) => url !== 'data:,');
+
+describe('200', () => {
+  it('/docs/reference is HTML under a CSP that loads only this host, and its assets are served, cached for good', async () => {
+    const page = await t.call('GET', '/docs/reference');
+    expect(page.statusCode).toBe(200);
+    expect(page.headers['content-type']).toBe('text/html; charset=utf-8');
+    const csp = String(page.headers['content-security-policy']);
+    expect(csp).toContain("default-src 'none'");
+    expect(csp).toContain("script-src 'self'");
+    expect(csp).toContain("connect-src 'self'");
+    expect(page.body).toContain('spec-url="/v1/openapi.json"');
+    const urls = referencedUrls(page.body);
+    expect(urls.length).toBeGreaterThanOrEqual(2);
+    for (const url of urls) {
+      expect(url.startsWith('/docs/assets/')).toBe(true);
+      const asset = await t.call('GET', url);
+      expect(asset.statusCode).toBe(200);
+      expect(asset.headers['cache-control']).toBe('public, max-age=31536000, immutable');
+      expect(asset.body.length).toBeGreaterThan(100);
+    }
+    const script = await t.call('GET', urls.find((u) => u.includes('redoc.standalone.js'))!);
+    expect(script.headers['content-type']).toBe('text/javascript; charset=utf-8');
+  });
+
+  it('an asset asked for without its version is revalidated, not cached for good', async () => {
+    const css = await t.call('GET', '/docs/assets/docs.css');
+    expect(css.statusCode).toBe(200);
+    expect(css.headers['cache-control']).toBe('no-cache');
+  });
+
+  it('/docs and /docs/errors have a viewport, the local style sheet, and /docs links the reference and lists the sandbox triggers', async () => {
+    for (const path of ['/docs', '/docs/errors']) {
+      const body = (await t.call('GET', path)).body;
+      expect(body).toContain('<meta name="viewport" content="width=device-width, initial-scale=1">');
+      expect(referencedUrls(body).every((u) => u.startsWith('/docs/assets/docs.css?v='))).toBe(true);
+    }
+    const docs = (await t.call('GET', '/docs')).body;
+    expect(docs).toContain('href="/docs/reference"');
+    expect(docs).toContain('<code>sandbox-timeout</code>');
+    expect(docs).toContain('<a href="/docs/errors#timeout">');
+  });
+});
+
+describe('404', () => {
+  it('an unknown asset is route_not_found', async () => {
+    const missing = await t.call('GET', '/docs/assets/nope.js');
+    expect(missing.statusCode).toBe(404);
+    expect(missing.json().error.code).toBe('route_not_found');
+  });
+});
