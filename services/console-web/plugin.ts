@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
@@ -12,6 +11,7 @@ import { forwardPeriod, statementCsv, statementCsvFileName } from '../finance/st
 import { DEPS_PLUGIN } from '../http/deps-plugin';
 import { publicBaseUrl } from '../http/public-url';
 import { route } from '../http/route';
+import { sendStaticAsset, staticAsset, type StaticAsset } from '../http/static-assets';
 import { UnknownWorkspaceError } from '../ledger/ledger';
 import { addDays, overviewFrom, overviewOf, utcDay } from '../members/overview';
 import { csrfTokenOf, type Actor } from '../members/rules';
@@ -56,12 +56,7 @@ export const consoleRoutes = fp<{ accounts: ReturnType<typeof consoleAccounts> }
       for (const page of CONSOLE_PAGES) route(scope, PAGE_ROWS[page], async ({ reply }) => sendPage(reply, page, assets));
       route(scope, 'consoleSlash', async ({ reply }) => reply.redirect('/console', 302));
       route(scope, 'consoleAsset', async ({ req, reply }) => {
-        const asset = assets.byName.get((req.params as { name: string }).name);
-        if (!asset) throw new ApiError('route_not_found', { message: 'No endpoint exists at this method and path.' });
-        // Versioned URLs (`?v=<content hash>`, as the pages link them) never change: cached for good.
-        const versioned = (req.query as { v?: string }).v === asset.version;
-        reply.header('Cache-Control', versioned ? 'public, max-age=31536000, immutable' : 'no-cache');
-        return reply.type(asset.type).send(asset.body);
+        return sendStaticAsset(req, reply, assets.byName);
       });
 
       // ---------- sign-in, invitations, session ----------
@@ -287,12 +282,6 @@ const actorOf = (signedIn: SessionMember): Actor => ({ kind: 'member', memberId:
 
 // ---------- pages ----------
 
-interface Asset {
-  body: Buffer;
-  type: string;
-  version: string;
-}
-
 const ASSET_TYPES = {
   [CONSOLE_SCRIPT]: 'text/javascript; charset=utf-8',
   'console.css': 'text/css; charset=utf-8',
@@ -311,10 +300,10 @@ let scriptFromSource: Promise<Uint8Array> | undefined;
 async function loadAssets() {
   const built = new URL(`./assets/${CONSOLE_SCRIPT}`, import.meta.url);
   const script = existsSync(built) ? readFileSync(built) : Buffer.from(await (scriptFromSource ??= bundleConsoleScript()));
-  const byName = new Map<string, Asset>();
+  const byName = new Map<string, StaticAsset>();
   for (const [name, type] of Object.entries(ASSET_TYPES)) {
     const body = name === CONSOLE_SCRIPT ? script : readFileSync(new URL(`./assets/${name}`, import.meta.url));
-    byName.set(name, { body, type, version: createHash('sha256').update(body).digest('hex').slice(0, 12) });
+    byName.set(name, staticAsset(type, body));
   }
   const url = (name: keyof typeof ASSET_TYPES) => `/console/assets/${name}?v=${byName.get(name)!.version}`;
   return { byName, links: { js: url(CONSOLE_SCRIPT), css: url('console.css'), icon: url('favicon.svg') } };

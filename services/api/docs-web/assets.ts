@@ -1,10 +1,8 @@
-import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { DOCS_ICON_LINK, escapeHtml } from '../../../contracts/errors';
+import { type StaticAsset, staticAsset } from '../../http/static-assets';
 
-/** One file under /docs/assets: its bytes, media type and content hash (the `?v=` of its URL). */
-export type DocsAsset = { body: Buffer; type: string; version: string };
 
 /** The style of /docs, /docs/errors and the frame of /docs/reference: readable on a phone and at 1280 px. */
 const DOCS_CSS = `:root{color-scheme:light;--ink:#1f2933;--muted:#52606d;--line:#d9e2ec;--accent:#2457c5;--code:#f0f4f8}
@@ -40,17 +38,17 @@ function withoutRemoteLogo(bundle: string): string {
  * The files of /docs/assets: Redoc's standalone browser bundle (served from this host, so the
  * reference loads nothing from elsewhere) and the docs' style sheet.
  */
-function loadDocsAssets(): ReadonlyMap<string, DocsAsset> {
+function loadStaticAssets(): ReadonlyMap<string, StaticAsset> {
   const files: [string, string, Buffer][] = [
     ['redoc.standalone.js', 'text/javascript; charset=utf-8', Buffer.from(withoutRemoteLogo(readFileSync(requireFromHere.resolve('redoc/bundles/redoc.standalone.js'), 'utf8')))],
     ['docs.css', 'text/css; charset=utf-8', Buffer.from(DOCS_CSS)],
   ];
-  return new Map(files.map(([name, type, body]) => [name, { body, type, version: createHash('sha256').update(body).digest('hex').slice(0, 12) }]));
+  return new Map(files.map(([name, type, body]) => [name, staticAsset(type, body)]));
 }
 
-let loaded: ReadonlyMap<string, DocsAsset> | undefined;
+let loaded: ReadonlyMap<string, StaticAsset> | undefined;
 /** Read once, on first use: the bundle is about 1 MB. */
-export const docsAssets = (): ReadonlyMap<string, DocsAsset> => (loaded ??= loadDocsAssets());
+export const docsAssets = (): ReadonlyMap<string, StaticAsset> => (loaded ??= loadStaticAssets());
 
 /** The versioned URL of a docs asset, cached for good by browsers and proxies. */
 export const docsAssetUrl = (name: string): string => `/docs/assets/${name}?v=${docsAssets().get(name)!.version}`;

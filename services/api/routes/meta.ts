@@ -1,10 +1,11 @@
 import fp from 'fastify-plugin';
 import { buildAsyncApiDocument } from '../../../contracts/asyncapi';
-import { ApiError, errorCatalogueList, renderErrorsDocHtml } from '../../../contracts/errors';
+import { errorCatalogueList, renderErrorsDocHtml } from '../../../contracts/errors';
 import { API_VERSION, buildAdminOpenApiDocument, buildOpenApiDocument, renderDocsIndexHtml, type OpenApiOptions } from '../../../contracts/openapi';
 import { InstanceLifecycle, readinessOf } from '../../health/readiness';
 import { notFoundPricesText, pricingTable } from '../../ledger/pricing';
 import { route } from '../../http/route';
+import { sendStaticAsset } from '../../http/static-assets';
 import { DEPS_PLUGIN } from '../../http/deps-plugin';
 import { docsUrlFor, publicBaseUrl } from '../../http/public-url';
 import type { FastifyRequest } from 'fastify';
@@ -97,12 +98,7 @@ export const metaRoutes = fp(
     route(app, 'docsReference', async ({ reply }) => reply.headers(REFERENCE_PAGE_HEADERS).send(renderReferenceHtml(openApiPath)));
 
     route(app, 'docsAsset', async ({ req, reply }) => {
-      const asset = docsAssets().get((req.params as { name: string }).name);
-      if (!asset) throw new ApiError('route_not_found', { message: 'No endpoint exists at this method and path.' });
-      // Versioned URLs (`?v=<content hash>`, as the pages link them) never change: cached for good.
-      const versioned = (req.query as { v?: string }).v === asset.version;
-      reply.header('Cache-Control', versioned ? 'public, max-age=31536000, immutable' : 'no-cache');
-      return reply.type(asset.type).send(asset.body);
+      return sendStaticAsset(req, reply, docsAssets());
     });
   },
   { name: 'routes-meta', dependencies: [DEPS_PLUGIN] },
