@@ -138,7 +138,7 @@ describe.each(backends())('security over HTTP on $name', (backend) => {
       }
     });
 
-    test('the HTML docs can load nothing, cannot be framed nor sniffed, and leak no referrer', async () => {
+    test('the HTML docs load nothing but their own style sheet, run no script, cannot be framed nor sniffed, and leak no referrer', async () => {
       for (const path of ['/docs', '/docs/errors']) {
         const page = await get(path);
         expect(page.status).toBe(200);
@@ -149,8 +149,14 @@ describe.each(backends())('security over HTTP on $name', (backend) => {
         expect(page.headers.get('x-frame-options')).toBe('DENY');
         expect(page.headers.get('x-content-type-options')).toBe('nosniff');
         expect(page.headers.get('referrer-policy')).toBe('no-referrer');
-        // The policy allows no script or style, so the pages must not need any.
-        expect(page.text).not.toMatch(/<script|<style|\sstyle=|<link/i);
+        expect(csp).toContain("style-src 'self'");
+        expect(csp).not.toMatch(/script-src|unsafe-inline/);
+        // The policy allows no script and no inline style: the pages need neither, and link only
+        // their style sheet from this host and an inline (data:) icon.
+        expect(page.text).not.toMatch(/<script|<style|\sstyle=/i);
+        const links = [...page.text.matchAll(/<link\b[^>]*\shref="([^"]*)"/gi)].map((m) => m[1]!);
+        expect(links.length).toBeGreaterThan(0);
+        for (const href of links) expect(href).toMatch(/^(\/docs\/assets\/|data:)/);
       }
     });
 
