@@ -109,6 +109,12 @@ describe.skipIf(!redisUrl || !available)('PostgreSQL primary and standby in one 
     try {
       expect(await eventually(async () => sql.query('INSERT INTO failover_probe VALUES (3)').then(() => true, () => false), 5_000, 50)).toBe(true);
       for (const instance of instances) expect(await eventually(async () => (await call(instance.url, '/v1/health/ready')).status === 200, 10_000, 100)).toBe(true);
+      // Readiness is the instance's own state (not the database's): each one also writes again,
+      // its pool having found the unfenced primary, before the next test starts its load.
+      for (const instance of instances) {
+        const writes = async () => (await call(instance.url, '/admin/v1/workspaces', { method: 'POST', headers: bearer(ADMIN_TOKEN), body: { name: 'writable again' } })).status === 201;
+        expect(await eventually(writes, 10_000, 100)).toBe(true);
+      }
       expect(instances.every(alive)).toBe(true);
     } finally {
       await sql.close();
