@@ -5,7 +5,8 @@
 // never a dropped connection), the instances serve again by themselves, and every credit
 // reconciles: per request, the ledger holds exactly what the answer said was charged, refunds of
 // the outage written by the instances themselves (the abandoned-charge sweeper would take over a
-// minute). Each test brings about its own outage, so any one runs alone with `-t`.
+// minute). Each test brings about its own outage, so any one runs alone with `-t`. The last test calls
+// the batch, webhook-endpoint, watch, password-reset and alert endpoints while it is away.
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { usageProjection } from '../../services/projections/usage';
@@ -249,6 +250,46 @@ describe.skipIf(!redisUrl || !available)('PostgreSQL restarted under load', () =
     }
     await expectIdleServesAgain();
     expect(await eventually(auditDone, 10_000)).toBe(true);
+  }, 60_000);
+
+  test('while the database is away: the batch, webhook endpoints, watches, password reset and alerts answer 503 (never 500), their workers keep the process alive', async () => {
+    const { key, workspaceId } = await admin.keyedWorkspace({ credits: 10 });
+    const invitation = await call(idle.url, `/admin/v1/workspaces/${workspaceId}/invitations`, { headers: bearer(ADMIN_TOKEN), body: { email: 'owner@outage-two.example', role: 'owner' } });
+    expect(invitation.status, JSON.stringify(invitation.body)).toBe(201);
+    const accepted = await call(idle.url, '/console/v1/invitations/accept', { body: { token: new URL(invitation.body.link).searchParams.get('token'), password: 'outage password 654321' } });
+    expect(accepted.status, JSON.stringify(accepted.body)).toBe(200);
+    const session = { cookie: String(accepted.headers['set-cookie']).split(';')[0]!, 'x-csrf-token': accepted.body.csrf_token };
+    // Registered before the outage: the delivery worker and the watch scheduler have rows to poll.
+    const endpoint = await call(idle.url, '/v1/webhook-endpoints', { headers: bearer(key), body: { url: 'https://hooks.example.com/outage', event_types: ['profile.changed'] } });
+    expect(endpoint.status, JSON.stringify(endpoint.body)).toBe(201);
+    await postgres.stop('fast');
+    try {
+      const answers = {
+        batch: await call(idle.url, '/v1/batch', { headers: bearer(key), body: { items: [{ operation: 'company', body: { url: COMPANY } }] } }),
+        createEndpoint: await call(idle.url, '/v1/webhook-endpoints', { headers: bearer(key), body: { url: 'https://hooks.example.com/other', event_types: ['profile.changed'] } }),
+        listEndpoints: await call(idle.url, '/v1/webhook-endpoints', { method: 'GET', headers: bearer(key) }),
+        createWatch: await call(idle.url, '/v1/watches', { headers: bearer(key), body: { operation: 'company', body: { url: COMPANY }, every: '1d', webhook_endpoint_id: endpoint.body.data.id } }),
+        listWatches: await call(idle.url, '/v1/watches', { method: 'GET', headers: bearer(key) }),
+        askReset: await call(idle.url, '/console/v1/password-reset', { body: { workspace_id: workspaceId, email: 'owner@outage-two.example' } }),
+        setAlerts: await call(idle.url, '/console/v1/alerts', { method: 'PATCH', headers: session, body: { low_balance_threshold: 5 } }),
+      };
+      // A batch answers per item: the batch itself may be 200, its item then the single call's 503, uncharged.
+      const batch = answers.batch;
+      if (batch.status === 200) expect(batch.body.data[0]).toMatchObject({ status: 503, credits_charged: 0, error: { code: 'service_unavailable' } });
+      for (const [name, answer] of Object.entries(answers)) {
+        if (name === 'batch' && answer.status === 200) continue;
+        expect(answer.status, `${name}: ${JSON.stringify(answer.body)}`).toBe(503);
+        expect(answer.body.error, name).toMatchObject({ code: 'service_unavailable', retryable: true });
+        expect(answer.headers['retry-after'], name).toBe(String(answer.body.error.retry_after_seconds));
+      }
+      // The workers poll through the outage (a webhook, watch, email or alert pass fails each time).
+      await new Promise((resolve) => setTimeout(resolve, 3_000));
+    } finally {
+      await postgres.start();
+    }
+    await expectIdleServesAgain();
+    const listed = await eventually(async () => (await call(idle.url, '/v1/webhook-endpoints', { method: 'GET', headers: bearer(key) })).status === 200, 10_000);
+    expect(listed).toBe(true);
   }, 60_000);
 });
 
