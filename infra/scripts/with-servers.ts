@@ -76,7 +76,9 @@ type ContainerStart =
 async function startContainers(): Promise<ContainerStart> {
   const starters: Record<keyof ServerEnv, () => Promise<ServerContainer>> = {
     // The run's data goes with its container: durability against a crash of the machine buys nothing.
-    DATABASE_URL: () => startPostgresContainer({ settings: { fsync: 'off' } }),
+    // Every suite shares this server, each with its pools and audit workers: PostgreSQL's default
+    // of 100 connections is too few for the whole run at once.
+    DATABASE_URL: () => startPostgresContainer({ settings: { fsync: 'off', max_connections: '300' } }),
     REDIS_URL: () => startRedisContainer(),
     KAFKA_BROKERS: () => startKafkaContainer(),
   };
