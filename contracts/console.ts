@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { KeyMode } from './events';
 import { CACHE_STATUSES, ERRORS_MEANING, idString, isoDateTime, LedgerEntry, LedgerResponse, ModeFilter, OperationName, queryInt, RATE_LIMIT_PER_MINUTE_DEFAULT, UsageRow } from './http';
 import { text } from './text';
+import { Watch, WebhookDelivery, WebhookEndpoint, WebhookEndpointWithSecretResponse } from './webhooks';
 
 /**
  * The workspace console's JSON API (`/console/v1`, session cookie) and the admin endpoint that
@@ -171,6 +172,23 @@ export const OverviewResponse = z.strictObject({
     .nullable()
     .meta({ description: 'The last call of the workspace refused with 402 `insufficient_credits` (shown as a banner), or null when none was.' }),
   low_balance_threshold: z.int().nullable().meta({ description: 'The low-balance alert threshold (credits), or null when none is set.' }),
+  failing_webhook_endpoints: z
+    .array(
+      z.strictObject({
+        id: z.string().meta({ description: 'The endpoint id (`whep_…`).' }),
+        url: z.string().meta({ description: 'Its URL.' }),
+        failing_since: isoDateTime().meta({ description: 'Since when a delivery to it was given up (ISO 8601, UTC).' }),
+      }),
+    )
+    .meta({ description: "The workspace's webhook endpoints in state `failing`, oldest first (shown as a banner)." }),
+  paused_watches: z
+    .array(
+      z.strictObject({
+        id: z.string().meta({ description: 'The watch id (`wat_…`).' }),
+        paused_reason: Watch.shape.paused_reason.unwrap().meta({ description: '`insufficient_credits`: the balance is below the price of a refresh; resumed by itself once it is not.' }),
+      }),
+    )
+    .meta({ description: "The workspace's paused watches, oldest first (shown as a banner)." }),
 });
 export const ConsoleAlertSettings = z.strictObject({
   low_balance_threshold: z.int().min(0).max(1_000_000_000_000_000).nullable().meta({
@@ -248,6 +266,32 @@ export const ConsoleRequestStory = z.strictObject({
       }),
     )
     .meta({ description: 'Every event the call appended to the log, in log order.' }),
+});
+
+// ---------- webhooks and watches (the public API's schemas, without its `meta`) ----------
+
+export const ConsoleWebhookEndpoint = WebhookEndpoint.extend({
+  failing_reason: z
+    .strictObject({
+      delivery_id: z.string().meta({ description: 'The delivery given up (`msg_…`).' }),
+      attempts: z.int().nonnegative().meta({ description: 'How many attempts it made.' }),
+      last_attempt_at: isoDateTime().nullable().meta({ description: 'When its last attempt began (ISO 8601, UTC).' }),
+      response_status: z.int().nullable().meta({ description: 'The HTTP status its last attempt got; null when none came.' }),
+      error: z.string().nullable().meta({ description: 'Why its last attempt failed.' }),
+    })
+    .nullable()
+    .meta({ description: 'Why the endpoint is `failing`: its newest delivery given up after the retry horizon, and that delivery\'s last attempt; null unless failing.' }),
+});
+export const ConsoleWebhookEndpointList = z.strictObject({ data: z.array(ConsoleWebhookEndpoint).meta({ description: "The workspace's endpoints, oldest first." }) });
+export const ConsoleWebhookEndpointWithSecret = WebhookEndpointWithSecretResponse.shape.data;
+export const ConsoleWebhookDeliveryList = z.strictObject({ data: z.array(WebhookDelivery).meta({ description: 'The deliveries, newest first, each with its attempts.' }) });
+export const ConsoleWatchList = z.strictObject({ data: z.array(Watch).meta({ description: "The workspace's watches, oldest first." }) });
+export const ConsoleWatchRun = z.strictObject({
+  watch: Watch,
+  refresh_request_id: z.string().meta({ description: 'The request id the refresh was charged under (its ledger and usage rows carry it).' }),
+  changed: z.boolean().meta({ description: 'True when the content_hash changed (a `profile.changed` webhook follows).' }),
+  credits_charged: z.int().nonnegative().meta({ description: 'What the refresh cost.' }),
+  credits_remaining: z.int().nonnegative().meta({ description: 'The workspace balance after it.' }),
 });
 
 export const MemberPatchRequest = z.strictObject({ role: Role });

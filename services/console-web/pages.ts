@@ -1,6 +1,8 @@
 import { CSRF_HEADER } from '../../contracts/console';
+import { inlineCodeHtml } from '../../contracts/errors';
 import { Operation } from '../../contracts/events';
 import { ERRORS_MEANING } from '../../contracts/http';
+import { WEBHOOK_EVENT_TYPE_NAMES, WEBHOOK_EVENT_TYPES, WEBHOOK_URL_MAX_CHARS } from '../../contracts/webhooks';
 
 /**
  * The console's HTML: one shell per page, the page's static parts (forms, tables, filters) in the
@@ -12,7 +14,7 @@ import { ERRORS_MEANING } from '../../contracts/http';
 /** The operations of the contract, in its order: the usage filter lists them and the script colours them by position. */
 const OPERATIONS = Operation.options;
 
-export const CONSOLE_PAGES = ['signin', 'accept', 'forgot', 'reset', 'overview', 'keys', 'usage', 'ledger', 'request', 'statement', 'members', 'account'] as const;
+export const CONSOLE_PAGES = ['signin', 'accept', 'forgot', 'reset', 'overview', 'keys', 'usage', 'ledger', 'request', 'statement', 'members', 'webhooks', 'account'] as const;
 export type ConsolePage = (typeof CONSOLE_PAGES)[number];
 
 const TITLES: Record<ConsolePage, string> = {
@@ -27,13 +29,14 @@ const TITLES: Record<ConsolePage, string> = {
   request: 'Request',
   statement: 'Statement',
   members: 'Members',
+  webhooks: 'Webhooks',
   account: 'Account',
 };
 
 /** Pages shown without a session. */
 export const OPEN_PAGES: readonly ConsolePage[] = ['signin', 'accept', 'forgot', 'reset'];
 
-const NAV: ConsolePage[] = ['overview', 'keys', 'usage', 'ledger', 'statement', 'members', 'account'];
+const NAV: ConsolePage[] = ['overview', 'keys', 'webhooks', 'usage', 'ledger', 'statement', 'members', 'account'];
 
 export function renderPage(page: ConsolePage, assets: { js: string; css: string; icon: string }): string {
   const signedIn = !OPEN_PAGES.includes(page);
@@ -154,6 +157,7 @@ const BODIES: Record<ConsolePage, string> = {
 </form>`,
 
   overview: `<p id="refused-banner" class="warning" hidden></p>
+<p id="hooks-banner" class="warning" hidden></p>
 <section class="tiles" aria-label="Credits">
   <div class="tile"><span class="label">Balance</span><span class="value" id="balance">–</span></div>
   <div class="tile"><span class="label">Spent today</span><span class="value" id="spent-today">–</span></div>
@@ -300,6 +304,38 @@ ${usageChart('Usage per day', 'Click a series to show only its rows; click it ag
   ${scrollBox('Pending invitations', '<table id="invitations-table"><thead><tr><th scope="col">Email</th><th scope="col">Role</th><th scope="col">Expires (UTC)</th><th scope="col">Actions</th></tr></thead><tbody></tbody></table>')}
 </section>`,
 
+  webhooks: `<section class="card" aria-labelledby="create-endpoint-title">
+  <h2 id="create-endpoint-title">Add an endpoint</h2>
+  <form id="create-endpoint-form">
+    <label>URL <input type="url" name="url" maxlength="${WEBHOOK_URL_MAX_CHARS}" placeholder="your receiver's https URL" spellcheck="false" required></label>
+    <fieldset class="checks">
+      <legend>Event types</legend>
+      ${WEBHOOK_EVENT_TYPE_NAMES.map((type) => `<label><input type="checkbox" name="event_types" value="${type}"${type === 'profile.changed' ? ' checked' : ''}> <code>${type}</code> <span class="hint">${inlineCodeHtml(WEBHOOK_EVENT_TYPES[type].description)}</span></label>`).join('\n      ')}
+    </fieldset>
+    <button type="submit">Add endpoint</button>
+  </form>
+  <div id="new-secret" class="new-key" hidden>
+    <p class="warning"><strong>Copy this signing secret now.</strong> <span id="new-secret-for"></span> It is shown only this once; receivers verify each delivery's <code>webhook-signature</code> with it (Standard Webhooks).</p>
+    <div class="secret"><code id="new-secret-value"></code> <button type="button" id="copy-secret">Copy</button></div>
+    <button type="button" id="dismiss-secret" class="secondary">I have stored it</button>
+  </div>
+</section>
+<section class="card" aria-labelledby="endpoints-title">
+  <h2 id="endpoints-title">Endpoints</h2>
+  <p class="hint">A delivery is retried with backoff for a day; then it is given up and its endpoint marked failing until a delivery succeeds again.</p>
+  ${scrollBox('Endpoints', '<table id="endpoints-table"><thead><tr><th scope="col">URL</th><th scope="col">Event types</th><th scope="col">State</th><th scope="col">Created (UTC)</th><th scope="col">Actions</th></tr></thead><tbody></tbody></table>')}
+</section>
+<section id="deliveries" class="card" aria-labelledby="deliveries-title" hidden>
+  <h2 id="deliveries-title">Recent deliveries</h2>
+  <p class="hint">Newest first, each with its attempts. A re-send keeps the delivery's <code>webhook-id</code>, so receivers can tell it apart from a new event.</p>
+  ${scrollBox('Recent deliveries', '<table id="deliveries-table"><thead><tr><th scope="col">Delivery</th><th scope="col">Event</th><th scope="col">State</th><th scope="col">Created (UTC)</th><th scope="col">Attempts</th><th scope="col">Actions</th></tr></thead><tbody></tbody></table>')}
+</section>
+<section class="card" aria-labelledby="watches-title">
+  <h2 id="watches-title">Watches</h2>
+  <p class="hint">Each refresh is charged like a lookup that fetches live, refunded on failure. Create watches with the API (<code>POST /v1/watches</code>).</p>
+  ${scrollBox('Watches', '<table id="watches-table"><thead><tr><th scope="col">Reference</th><th scope="col">Every</th><th scope="col">State</th><th scope="col">Last run (UTC)</th><th scope="col">Next run (UTC)</th><th scope="col">Actions</th></tr></thead><tbody></tbody></table>')}
+</section>`,
+
   account: `<form id="password-form" class="card narrow">
   <h2>Change password</h2>
   <label>Current password <input type="password" name="current_password" autocomplete="current-password" required></label>
@@ -308,3 +344,4 @@ ${usageChart('Usage per day', 'Click a series to show only its rows; click it ag
   <p class="hint">Every other session of yours ends.</p>
 </form>`,
 };
+

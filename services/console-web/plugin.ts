@@ -26,6 +26,10 @@ import { BalanceThresholds } from '../alerts/balance-alerts';
 import { lastPaymentRefusal } from '../alerts/payment-refusals';
 import type { SqlExecutor } from '../eventstore/sql';
 import { enqueueEmail } from '../email/email-outbox';
+import { WatchService } from '../watches/watch-service';
+import { WebhookStore } from '../webhooks/webhook-store';
+import { WorkspaceWebhooks } from '../webhooks/workspace-webhooks';
+import { registerHookRoutes } from './hooks-routes';
 import { invitationEmail } from '../email/messages';
 
 /**
@@ -40,6 +44,8 @@ export const consoleRoutes = fp<{ accounts: ReturnType<typeof consoleAccounts> }
     const { membership, sessions, passwordResets } = accounts;
     const { keys, readModels } = deps;
     const thresholds = new BalanceThresholds(deps.store);
+    const webhooks = new WorkspaceWebhooks(new WebhookStore(deps.store.sql), deps.config.webhooks);
+    const watches = new WatchService(deps.store, deps.lookups, readModels, { logger: app.log, sourceTimeoutMs: deps.config.sourceTimeoutMs });
     const assets = await loadAssets();
     /** The member the `session` admission signed in. */
     const member = (req: FastifyRequest): SessionMember => req.signedIn!.member;
@@ -103,6 +109,9 @@ export const consoleRoutes = fp<{ accounts: ReturnType<typeof consoleAccounts> }
           recent_errors: await readModels.recentErrors(workspaceId),
           last_insufficient_credits: await lastPaymentRefusal(deps.store.sql, workspaceId),
           low_balance_threshold: await thresholds.get(workspaceId),
+          // Banners, as the 402's: what of the workspace's push side needs a look.
+          failing_webhook_endpoints: (await webhooks.list(workspaceId)).flatMap((e) => (e.state === 'failing' && e.failing_since !== null ? [{ id: e.id, url: e.url, failing_since: e.failing_since }] : [])),
+          paused_watches: (await watches.list(workspaceId)).flatMap((w) => (w.paused_reason !== null ? [{ id: w.id, paused_reason: w.paused_reason }] : [])),
         };
       });
 
@@ -179,6 +188,10 @@ export const consoleRoutes = fp<{ accounts: ReturnType<typeof consoleAccounts> }
         reply.header('Content-Disposition', `attachment; filename="${statementCsvFileName(workspaceId, period)}"`);
         return reply.type('text/csv; charset=utf-8').send(statementCsv(lines));
       });
+
+      // ---------- webhook endpoints and watches (any member) ----------
+
+      registerHookRoutes(scope, { webhooks, watches });
 
       // ---------- members (owners) ----------
 
@@ -266,6 +279,7 @@ const PAGE_ROWS: Record<ConsolePage, EndpointId> = {
   request: 'consoleRequestPage',
   statement: 'consoleStatementPage',
   members: 'consoleMembersPage',
+  webhooks: 'consoleWebhooksPage',
   account: 'consoleAccountPage',
 };
 

@@ -145,6 +145,27 @@ export class WatchService {
     return row && this.refresh(row, requestId, { checkBalanceFirst: false });
   }
 
+  /**
+   * A refresh now as a call answers it (by key or in the console): the refresh, or the lookup's own
+   * error (out of credits: the watch is paused; a failed lookup: refunded); 404 for no such watch.
+   */
+  async refreshNow(workspaceId: string, id: string, requestId: string): Promise<Extract<RefreshOutcome, { kind: 'refreshed' }>> {
+    const outcome = await this.runNow(workspaceId, id, requestId);
+    if (!outcome) throw noWatch();
+    if (outcome.kind !== 'refreshed') throw outcome.error;
+    return outcome;
+  }
+
+  /** A watch of the workspace, or 404. */
+  async require(workspaceId: string, id: string): Promise<WatchView> {
+    return (await this.get(workspaceId, id)) ?? throwNoWatch();
+  }
+
+  /** Stops a watch of the workspace, or 404. */
+  async remove(workspaceId: string, id: string): Promise<void> {
+    if (!(await this.delete(workspaceId, id))) throw noWatch();
+  }
+
   /** One pass of the schedule: claims the due watches (none another instance holds) and refreshes each. */
   async runDue(): Promise<number> {
     const leaseMs = this.options.sourceTimeoutMs + LEASE_MARGIN_MS;
@@ -287,6 +308,11 @@ export class WatchService {
   private async reschedule(id: string, afterMs: number, every: WatchInterval): Promise<void> {
     await this.store.sql.query('UPDATE watches SET next_run_at = $2::timestamptz WHERE id = $1', [id, new Date(this.now().getTime() + Math.min(afterMs, WATCH_INTERVALS[every])).toISOString()]);
   }
+}
+
+const noWatch = () => new ApiError('not_found', { reason: 'no_watch', message: 'No such watch in this workspace.' });
+function throwNoWatch(): never {
+  throw noWatch();
 }
 
 /** Runs the schedule on one instance: a pass every `pollMs` (each claims only what no other instance holds). */

@@ -36,6 +36,15 @@ export interface DeliveryView {
   attempts: AttemptView[];
 }
 
+/** Why an endpoint is failing: the delivery it gave up and its last attempt. */
+export interface FailingReason {
+  delivery_id: string;
+  attempts: number;
+  last_attempt_at: string | null;
+  response_status: number | null;
+  error: string | null;
+}
+
 interface EndpointRow {
   id: string;
   url: string;
@@ -181,6 +190,38 @@ export class WebhookStore {
       payload: JSON.parse(row.body) as DeliveryView['payload'],
       attempts: (row.attempts ?? []).map((a) => ({ ...a, started_at: iso(a.started_at) })),
     }));
+  }
+
+  /**
+   * Why each failing endpoint of the workspace fails, by endpoint id: its newest delivery given
+   * up (state `failed`), with how many attempts it made and what the last one got.
+   */
+  async failingReasons(workspaceId: string): Promise<Map<string, FailingReason>> {
+    const { rows } = await this.sql.query<{
+      endpoint_id: string;
+      delivery_id: string;
+      attempts: number;
+      last_attempt_at: Date | string | null;
+      response_status: number | null;
+      error: string | null;
+    }>(
+      `SELECT DISTINCT ON (d.endpoint_id) d.endpoint_id, d.id AS delivery_id,
+              (SELECT count(*)::int FROM webhook_attempts c WHERE c.delivery_id = d.id) AS attempts,
+              a.started_at AS last_attempt_at, a.response_status, a.error
+         FROM webhook_endpoints e
+         JOIN webhook_deliveries d ON d.endpoint_id = e.id AND d.state = 'failed'
+         LEFT JOIN LATERAL (SELECT started_at, response_status, error FROM webhook_attempts
+                             WHERE delivery_id = d.id ORDER BY attempt DESC LIMIT 1) a ON true
+        WHERE e.workspace_id = $1 AND e.deleted_at IS NULL AND e.failing_since IS NOT NULL
+        ORDER BY d.endpoint_id, a.started_at DESC NULLS LAST, d.created_at DESC`,
+      [workspaceId],
+    );
+    return new Map(
+      rows.map((row) => [
+        row.endpoint_id,
+        { delivery_id: row.delivery_id, attempts: row.attempts, last_attempt_at: isoOrNull(row.last_attempt_at), response_status: row.response_status, error: row.error },
+      ]),
+    );
   }
 
   /**

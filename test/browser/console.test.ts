@@ -506,7 +506,7 @@ describe.runIf(available)('the workspace console in Chromium', { timeout: 60_000
   });
 
   it('fits every page at 1280×800 and on a 390 px phone: no sideways scroll, tables as cards on the phone, charts with labelled axes', { timeout: 120_000 }, async () => {
-    const pages = ['overview', 'keys', 'usage', 'ledger', 'statement', 'members', 'account', `request?id=${storyRequestId}`];
+    const pages = ['overview', 'keys', 'webhooks', 'usage', 'ledger', 'statement', 'members', 'account', `request?id=${storyRequestId}`];
     for (const viewport of [{ width: 1280, height: 800 }, { width: 390, height: 844 }]) {
       // The owner's session, in a tab of the size.
       const page = await owner.context().newPage();

@@ -11,7 +11,6 @@ export const watchRoutes = fp(
   async (app) => {
     const { deps } = app;
     const watches = new WatchService(deps.store, deps.lookups, deps.readModels, { logger: app.log, sourceTimeoutMs: deps.config.sourceTimeoutMs });
-    const noWatch = () => new ApiError('not_found', { reason: 'no_watch', message: 'No such watch in this workspace.' });
     const meta = (requestId: string) => ({ request_id: requestId });
     const refuseTestKey = (mode: KeyMode) => {
       if (!mayStartWatches(mode)) throw new ApiError('forbidden', { reason: 'test_key', message: "A test key may not create or run a watch: its refreshes are live, charged lookups. Use a live key." });
@@ -27,23 +26,16 @@ export const watchRoutes = fp(
 
     route(app, 'listWatches', async ({ req }) => ({ data: await watches.list(req.apiKey!.workspaceId), meta: meta(req.id) }));
 
-    route(app, 'getWatch', async ({ req, params }) => {
-      const watch = await watches.get(req.apiKey!.workspaceId, params.id);
-      if (!watch) throw noWatch();
-      return { data: watch, meta: meta(req.id) };
-    });
+    route(app, 'getWatch', async ({ req, params }) => ({ data: await watches.require(req.apiKey!.workspaceId, params.id), meta: meta(req.id) }));
 
     route(app, 'deleteWatch', async ({ req, params }) => {
-      if (!(await watches.delete(req.apiKey!.workspaceId, params.id))) throw noWatch();
+      await watches.remove(req.apiKey!.workspaceId, params.id);
       return { data: { id: params.id, deleted: true as const }, meta: meta(req.id) };
     });
 
     route(app, 'runWatch', async ({ req, reply, params }) => {
       refuseTestKey(req.apiKey!.mode);
-      const outcome = await watches.runNow(req.apiKey!.workspaceId, params.id, req.id);
-      if (!outcome) throw noWatch();
-      // Out of credits (the watch now paused) or a failed lookup (refunded): the lookup's own error.
-      if (outcome.kind !== 'refreshed') throw outcome.error;
+      const outcome = await watches.refreshNow(req.apiKey!.workspaceId, params.id, req.id);
       reply.header('X-Credits-Charged', outcome.billing.charged).header('X-Credits-Remaining', outcome.billing.balance);
       return {
         data: outcome.watch,

@@ -1,7 +1,6 @@
 import fp from 'fastify-plugin';
-import { ApiError } from '../../../contracts/errors';
 import { WebhookStore } from '../../webhooks/webhook-store';
-import { webhookUrlProblem } from '../../webhooks/webhook-url';
+import { WorkspaceWebhooks } from '../../webhooks/workspace-webhooks';
 import { route } from '../../http/route';
 import { DEPS_PLUGIN } from '../../http/deps-plugin';
 
@@ -9,17 +8,10 @@ import { DEPS_PLUGIN } from '../../http/deps-plugin';
 export const webhookRoutes = fp(
   async (app) => {
     const { deps } = app;
-    const webhooks = new WebhookStore(deps.store.sql);
-    const allowed = deps.config.webhooks.allowedHosts;
-    const checkUrl = (url: string | undefined) => {
-      const problem = url === undefined ? null : webhookUrlProblem(url, allowed);
-      if (problem) throw new ApiError('invalid_request', { reason: 'webhook_url_refused', details: [{ field: 'url', issue: 'invalid_type', message: `\`url\` ${problem}` }] });
-    };
-    const noEndpoint = () => new ApiError('not_found', { reason: 'no_webhook_endpoint', message: 'No such webhook endpoint in this workspace.' });
+    const webhooks = new WorkspaceWebhooks(new WebhookStore(deps.store.sql), deps.config.webhooks);
     const meta = (requestId: string) => ({ request_id: requestId });
 
     route(app, 'createWebhookEndpoint', async ({ req, body }) => {
-      checkUrl(body.url);
       const created = await webhooks.create(req.apiKey!.workspaceId, body);
       req.log.info({ endpoint_id: created.id }, 'webhook endpoint registered');
       return { data: created, meta: meta(req.id) };
@@ -27,40 +19,25 @@ export const webhookRoutes = fp(
 
     route(app, 'listWebhookEndpoints', async ({ req }) => ({ data: await webhooks.list(req.apiKey!.workspaceId), meta: meta(req.id) }));
 
-    route(app, 'getWebhookEndpoint', async ({ req, params }) => {
-      const endpoint = await webhooks.get(req.apiKey!.workspaceId, params.id);
-      if (!endpoint) throw noEndpoint();
-      return { data: endpoint, meta: meta(req.id) };
-    });
+    route(app, 'getWebhookEndpoint', async ({ req, params }) => ({ data: await webhooks.get(req.apiKey!.workspaceId, params.id), meta: meta(req.id) }));
 
-    route(app, 'updateWebhookEndpoint', async ({ req, params, body }) => {
-      checkUrl(body.url);
-      const endpoint = await webhooks.update(req.apiKey!.workspaceId, params.id, body);
-      if (!endpoint) throw noEndpoint();
-      return { data: endpoint, meta: meta(req.id) };
-    });
+    route(app, 'updateWebhookEndpoint', async ({ req, params, body }) => ({ data: await webhooks.update(req.apiKey!.workspaceId, params.id, body), meta: meta(req.id) }));
 
     route(app, 'deleteWebhookEndpoint', async ({ req, params }) => {
-      if (!(await webhooks.delete(req.apiKey!.workspaceId, params.id))) throw noEndpoint();
+      await webhooks.delete(req.apiKey!.workspaceId, params.id);
       return { data: { id: params.id, deleted: true as const }, meta: meta(req.id) };
     });
 
     route(app, 'rotateWebhookSecret', async ({ req, params }) => {
-      const rotated = await webhooks.rotateSecret(req.apiKey!.workspaceId, params.id, deps.config.webhooks.secretOverlapMs);
-      if (!rotated) throw noEndpoint();
+      const rotated = await webhooks.rotateSecret(req.apiKey!.workspaceId, params.id);
       req.log.info({ endpoint_id: rotated.id, previous_secret_expires_at: rotated.previous_secret_expires_at }, 'webhook secret rotated');
       return { data: rotated, meta: meta(req.id) };
     });
 
-    route(app, 'listWebhookDeliveries', async ({ req, params, query }) => {
-      if (!(await webhooks.get(req.apiKey!.workspaceId, params.id))) throw noEndpoint();
-      return { data: await webhooks.deliveries(params.id, query.limit), meta: meta(req.id) };
-    });
+    route(app, 'listWebhookDeliveries', async ({ req, params, query }) => ({ data: await webhooks.deliveries(req.apiKey!.workspaceId, params.id, query.limit), meta: meta(req.id) }));
 
     route(app, 'resendWebhookDelivery', async ({ req, params }) => {
-      if (!(await webhooks.get(req.apiKey!.workspaceId, params.id))) throw noEndpoint();
-      const delivery = await webhooks.resend(params.id, params.delivery_id);
-      if (!delivery) throw new ApiError('not_found', { reason: 'no_webhook_delivery', message: 'No such delivery of this webhook endpoint.' });
+      const delivery = await webhooks.resend(req.apiKey!.workspaceId, params.id, params.delivery_id);
       req.log.info({ endpoint_id: params.id, delivery_id: delivery.id }, 'webhook delivery re-sent');
       return { data: delivery, meta: meta(req.id) };
     });

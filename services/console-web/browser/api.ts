@@ -5,6 +5,11 @@ import type {
   ConsoleLedgerResponse,
   ConsoleRequestStory,
   ConsoleUsageResponse,
+  ConsoleWatchList,
+  ConsoleWatchRun,
+  ConsoleWebhookDeliveryList,
+  ConsoleWebhookEndpointList,
+  ConsoleWebhookEndpointWithSecret,
   InvitationCreatedResponse,
   InvitationPreview,
   MembersResponse,
@@ -26,6 +31,11 @@ export type Statement = z.infer<typeof StatementResponse>;
 export type Members = z.infer<typeof MembersResponse>;
 export type InvitationCreated = z.infer<typeof InvitationCreatedResponse>;
 export type Preview = z.infer<typeof InvitationPreview>;
+export type WebhookEndpoint = z.infer<typeof ConsoleWebhookEndpointList>['data'][number];
+export type WebhookEndpointWithSecret = z.infer<typeof ConsoleWebhookEndpointWithSecret>;
+export type WebhookDelivery = z.infer<typeof ConsoleWebhookDeliveryList>['data'][number];
+export type Watch = z.infer<typeof ConsoleWatchList>['data'][number];
+export type WatchRun = z.infer<typeof ConsoleWatchRun>;
 
 interface ErrorBody {
   error?: { message?: string; retry_after_seconds?: number; details?: { message: string }[] };

@@ -12,8 +12,9 @@ import { request } from './pages/request';
 import { account, accept, forgot, loadSession, reset, signin } from './pages/session';
 import { statement } from './pages/statement';
 import { usage } from './pages/usage';
+import { webhooks } from './pages/webhooks';
 
-const PAGES: Record<string, (session: Session) => Promise<void>> = { overview, keys, usage, ledger, request, statement, members, account };
+const PAGES: Record<string, (session: Session) => Promise<void>> = { overview, keys, usage, ledger, request, statement, members, webhooks, account };
 const OPEN_PAGES: Record<string, () => Promise<void>> = { signin, accept, forgot, reset };
 
 async function start() {

@@ -37,6 +37,7 @@ export async function overview() {
     $('#refused-banner').textContent = `A call was refused for lack of credits (402) at ${when(refused.refused_at)} UTC: ${refused.path}, request ${refused.request_id}. Balance now: ${fmt(data.balance)}.`;
     $('#refused-banner').hidden = false;
   }
+  showHooksBanner(data);
   // Owners only: loadSession removed the form for a member.
   const alertForm = document.querySelector<HTMLFormElement>('#alert-form');
   if (alertForm) {
@@ -51,4 +52,22 @@ export async function overview() {
       }),
     );
   }
+}
+
+/** The push side needing a look, as the 402's banner: failing webhook endpoints, paused watches. */
+function showHooksBanner(data: Overview) {
+  const banner = $('#hooks-banner');
+  const parts: (Node | string)[] = [];
+  for (const e of data.failing_webhook_endpoints) {
+    parts.push(`The webhook endpoint ${e.url} is failing since ${when(e.failing_since)} UTC: a delivery was given up. `);
+    parts.push(el('a', { href: `/console/webhooks?${new URLSearchParams({ endpoint: e.id })}`, text: 'See its deliveries' }), '. ');
+  }
+  const paused = data.paused_watches.length;
+  if (paused > 0) {
+    parts.push(`${paused} watch${paused === 1 ? ' is' : 'es are'} paused: the balance cannot pay a refresh (they resume by themselves once it can). `);
+    parts.push(el('a', { href: '/console/webhooks', text: 'See the watches' }), '.');
+  }
+  if (parts.length === 0) return;
+  banner.replaceChildren(...parts);
+  banner.hidden = false;
 }

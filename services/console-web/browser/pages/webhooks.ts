@@ -1,0 +1,208 @@
+import { api, type Watch, type WatchRun, type WebhookDelivery, type WebhookEndpoint, type WebhookEndpointWithSecret } from '../api';
+import { $, cell, confirmAction, copy, el, field, fillBody, fmt, guarded, showStatus, when } from '../dom';
+import { requestLink } from './request';
+
+/** How many deliveries the page shows for an endpoint (the API's default). */
+const DELIVERIES_SHOWN = 20;
+
+/** An endpoint's state as words: a failing one says since when and why. */
+export function endpointState(e: WebhookEndpoint): string {
+  if (e.state !== 'failing') return e.state;
+  const reason = e.failing_reason;
+  const since = `failing since ${when(e.failing_since)} UTC`;
+  if (!reason) return since;
+  const got = reason.response_status !== null ? `HTTP ${reason.response_status}` : (reason.error ?? 'no answer');
+  return `${since}: a delivery was given up after ${reason.attempts} attempt${reason.attempts === 1 ? '' : 's'}, the last one got ${got}`;
+}
+
+/** What a watch looks at: its operation and the reference it was given. */
+const reference = (w: Watch) => `${w.operation}: ${Object.values(w.body).join(' ')}`;
+
+export async function webhooks() {
+  const endpointsTable = $<HTMLTableElement>('#endpoints-table');
+  const deliveriesTable = $<HTMLTableElement>('#deliveries-table');
+  /** The endpoint whose deliveries are shown, if any. */
+  let shown: WebhookEndpoint | undefined;
+
+  const showSecret = (endpoint: WebhookEndpointWithSecret, what: string) => {
+    $('#new-secret-for').textContent = what;
+    $('#new-secret-value').textContent = endpoint.secret;
+    $('#new-secret').hidden = false;
+    $('#copy-secret').textContent = 'Copy';
+    $('#copy-secret').focus();
+  };
+
+  const renderEndpoints = async () => {
+    const { data } = await api<{ data: WebhookEndpoint[] }>('GET', '/console/v1/webhook-endpoints');
+    fillBody(
+      endpointsTable,
+      data.map((e) =>
+        el(
+          'tr',
+          { 'data-endpoint-id': e.id, 'data-state': e.state },
+          cell(e.url, 'mono'),
+          cell(e.event_types.join(', ')),
+          cell(endpointState(e), e.state === 'failing' ? 'state failing' : 'state'),
+          cell(when(e.created_at)),
+          el(
+            'td',
+            { class: 'actions' },
+            el('button', { type: 'button', class: 'secondary', text: 'Deliveries', 'aria-label': `Deliveries to ${e.url}`, onclick: guarded(() => showDeliveries(e)) }),
+            el('button', { type: 'button', class: 'secondary', text: 'Rotate secret', 'aria-label': `Rotate the secret of ${e.url}`, onclick: guarded(() => rotate(e)) }),
+            el('button', { type: 'button', class: 'danger', text: 'Delete', 'aria-label': `Delete ${e.url}`, onclick: guarded(() => remove(e)) }),
+          ),
+        ),
+      ),
+      'No endpoints yet.',
+    );
+    return data;
+  };
+
+  const rotate = async (e: WebhookEndpoint) => {
+    const confirmed = await confirmAction({
+      title: 'Rotate the signing secret?',
+      text: `${e.url} gets a new secret, shown once. The current one keeps signing alongside it for a while, so the receiver can switch.`,
+      confirm: 'Rotate',
+    });
+    if (!confirmed) return;
+    const rotated = await api<WebhookEndpointWithSecret>('POST', `/console/v1/webhook-endpoints/${encodeURIComponent(e.id)}/rotate-secret`);
+    await renderEndpoints();
+    showSecret(rotated, `The new secret of ${rotated.url}; the previous one still signs until ${when(rotated.previous_secret_expires_at)} UTC.`);
+  };
+
+  const remove = async (e: WebhookEndpoint) => {
+    const confirmed = await confirmAction({ title: 'Delete this endpoint?', text: `${e.url} receives nothing more; its pending deliveries are dropped. This cannot be undone.`, confirm: 'Delete' });
+    if (!confirmed) return;
+    await api('DELETE', `/console/v1/webhook-endpoints/${encodeURIComponent(e.id)}`);
+    showStatus(`Deleted ${e.url}.`);
+    if (shown?.id === e.id) {
+      shown = undefined;
+      $('#deliveries').hidden = true;
+    }
+    await renderEndpoints();
+  };
+
+  const showDeliveries = async (e: WebhookEndpoint) => {
+    shown = e;
+    const { data } = await api<{ data: WebhookDelivery[] }>('GET', `/console/v1/webhook-endpoints/${encodeURIComponent(e.id)}/deliveries?limit=${DELIVERIES_SHOWN}`);
+    $('#deliveries-title').textContent = `Recent deliveries to ${e.url}`;
+    fillBody(
+      deliveriesTable,
+      data.map((d) =>
+        el(
+          'tr',
+          { 'data-delivery-id': d.id, 'data-state': d.state },
+          cell(d.id, 'mono'),
+          cell(d.event_type),
+          cell(d.state === 'pending' ? `pending (next attempt ${when(d.next_attempt_at)} UTC)` : d.state),
+          cell(when(d.created_at)),
+          cell(attemptList(d)),
+          el(
+            'td',
+            { class: 'actions' },
+            el('button', { type: 'button', class: 'secondary', text: 'Re-send', 'aria-label': `Re-send ${d.id}`, onclick: guarded(() => resend(e, d)) }),
+          ),
+        ),
+      ),
+      'No deliveries yet.',
+    );
+    $('#deliveries').hidden = false;
+  };
+
+  const resend = async (e: WebhookEndpoint, d: WebhookDelivery) => {
+    await api('POST', `/console/v1/webhook-endpoints/${encodeURIComponent(e.id)}/deliveries/${encodeURIComponent(d.id)}/resend`);
+    showStatus(`${d.id} is due again, with the same webhook-id.`);
+    await showDeliveries(e);
+  };
+
+  const renderWatches = async () => {
+    const { data } = await api<{ data: Watch[] }>('GET', '/console/v1/watches');
+    fillBody(
+      $<HTMLTableElement>('#watches-table'),
+      data.map((w) =>
+        el(
+          'tr',
+          { 'data-watch-id': w.id, 'data-state': w.state },
+          cell(reference(w)),
+          cell(w.every),
+          cell(w.paused_reason === 'insufficient_credits' ? 'paused: the balance cannot pay a refresh (resumes by itself once it can)' : w.state),
+          cell(w.last_run_at === null ? 'not yet' : el('span', {}, `${when(w.last_run_at)} `, w.last_request_id ? requestLink(w.last_request_id) : '')),
+          cell(when(w.next_run_at)),
+          el(
+            'td',
+            { class: 'actions' },
+            el('button', { type: 'button', class: 'secondary', text: 'Run now', 'aria-label': `Run ${reference(w)} now`, onclick: guarded(() => runNow(w)) }),
+            el('button', { type: 'button', class: 'danger', text: 'Delete', 'aria-label': `Delete the watch of ${reference(w)}`, onclick: guarded(() => removeWatch(w)) }),
+          ),
+        ),
+      ),
+      'No watches. Create them with the API: POST /v1/watches.',
+    );
+  };
+
+  const runNow = async (w: Watch) => {
+    const confirmed = await confirmAction({
+      title: 'Refresh this watch now?',
+      text: `${reference(w)} is looked up live now, charged like that lookup (refunded if it fails). Its next scheduled refresh moves to one interval from now.`,
+      confirm: 'Run now',
+    });
+    if (!confirmed) return;
+    try {
+      const run = await api<WatchRun>('POST', `/console/v1/watches/${encodeURIComponent(w.id)}/run`);
+      showStatus(`Refreshed ${reference(w)}: ${run.changed ? 'changed (a profile.changed webhook follows)' : 'unchanged'}; ${fmt(run.credits_charged)} credit${run.credits_charged === 1 ? '' : 's'} charged, ${fmt(run.credits_remaining)} left.`);
+    } finally {
+      // Out of credits pauses the watch: the table shows it either way.
+      await renderWatches();
+    }
+  };
+
+  const removeWatch = async (w: Watch) => {
+    const confirmed = await confirmAction({ title: 'Delete this watch?', text: `${reference(w)} is no longer refreshed or charged for.`, confirm: 'Delete' });
+    if (!confirmed) return;
+    await api('DELETE', `/console/v1/watches/${encodeURIComponent(w.id)}`);
+    showStatus(`Stopped watching ${reference(w)}.`);
+    await renderWatches();
+  };
+
+  const form = $<HTMLFormElement>('#create-endpoint-form');
+  form.addEventListener(
+    'submit',
+    guarded(async (event: Event) => {
+      event.preventDefault();
+      const eventTypes = [...form.querySelectorAll<HTMLInputElement>('input[name="event_types"]:checked')].map((box) => box.value);
+      const created = await api<WebhookEndpointWithSecret>('POST', '/console/v1/webhook-endpoints', { url: field(form, 'url').value.trim(), event_types: eventTypes });
+      field(form, 'url').value = '';
+      // The table first, so the secret shows only once the endpoint is listed too.
+      await renderEndpoints();
+      showSecret(created, `The secret of ${created.url}.`);
+    }),
+  );
+  $('#copy-secret').addEventListener('click', (e) => copy($('#new-secret-value').textContent ?? '', e.currentTarget as HTMLElement));
+  $('#dismiss-secret').addEventListener('click', () => {
+    // The secret leaves the page for good.
+    $('#new-secret-value').textContent = '';
+    $('#new-secret').hidden = true;
+    field(form, 'url').focus();
+  });
+
+  const [endpoints] = await Promise.all([renderEndpoints(), renderWatches()]);
+  // `?endpoint=` (the overview's banner links a failing one) opens its deliveries.
+  const wanted = new URLSearchParams(location.search).get('endpoint');
+  const opened = endpoints.find((e) => e.id === wanted);
+  if (opened) await showDeliveries(opened);
+}
+
+/** A delivery's attempts, oldest first: status, response code, latency, time. */
+function attemptList(d: WebhookDelivery): Node | string {
+  if (d.attempts.length === 0) return 'none yet';
+  return el(
+    'ol',
+    { class: 'attempts' },
+    ...d.attempts.map((a) =>
+      el('li', {
+        text: `${a.status}${a.response_status !== null ? ` · HTTP ${a.response_status}` : ''} · ${fmt(a.latency_ms)} ms · ${when(a.started_at)}${a.error && a.response_status === null ? ` · ${a.error}` : ''}`,
+        title: a.error ?? undefined,
+      }),
+    ),
+  );
+}

@@ -1,0 +1,208 @@
+// The console's webhook endpoints and watches (/console/v1/webhook-endpoints, /console/v1/watches)
+// through app.inject, by answer status: the session's workspace only, any member, CSRF on changes;
+// a failing endpoint made so by the delivery worker itself, on its own clock.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Webhook } from 'standardwebhooks';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { catchUp } from '../../services/eventstore/subscription';
+import { WebhookDeliveryWorker } from '../../services/webhooks/delivery-worker';
+import { webhookDispatch } from '../../services/webhooks/dispatcher';
+import { ADMIN_TOKEN, errorOf, startRouteApp, type RouteApp } from './support';
+
+let t: RouteApp;
+/** A receiver that answers every delivery 500. */
+let broken: { server: Server; url: string; hits: number };
+beforeAll(async () => {
+  t = await startRouteApp({ env: { WEBHOOK_ALLOWED_HOSTS: '127.0.0.1' } });
+  const state = { hits: 0 };
+  const server = createServer((req, res) => {
+    state.hits++;
+    req.resume();
+    req.on('end', () => res.writeHead(500).end('down for maintenance'));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  broken = {
+    server,
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
+    get hits() {
+      return state.hits;
+    },
+  };
+}, 60_000);
+afterAll(async () => {
+  await t?.close();
+  await new Promise((r) => broken?.server.close(r));
+});
+
+/** A member of a new workspace (with `credits` and a live key), signed in: cookie, CSRF token, key headers. */
+async function member(credits = 10, role: 'owner' | 'member' = 'member') {
+  const keyed = await t.keyed({ credits });
+  const invitation = await t.call('POST', `/admin/v1/workspaces/${keyed.workspaceId}/invitations`, {
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+    body: { email: `${role}-${keyed.workspaceId.toLowerCase()}@example.com`, role },
+  });
+  const accepted = await t.call('POST', '/console/v1/invitations/accept', { body: { token: new URL(invitation.json().link).searchParams.get('token'), password: `${role} password 123456` } });
+  expect(accepted.statusCode, accepted.body).toBe(200);
+  const cookie = String(accepted.headers['set-cookie']).split(';')[0]!;
+  return { ...keyed, read: { cookie }, write: { cookie, 'x-csrf-token': accepted.json().csrf_token as string } };
+}
+
+const ENDPOINT = { url: 'https://hooks.example.com/console', event_types: ['profile.changed'] };
+
+describe('200, 201, 202, 204', () => {
+  it('a member registers an endpoint, its secret shown once; lists it without; rotates it (a new secret, once); deletes it', async () => {
+    const m = await member();
+    const created = await t.call('POST', '/console/v1/webhook-endpoints', { headers: m.write, body: ENDPOINT });
+    expect(created.statusCode, created.body).toBe(201);
+    const endpoint = created.json();
+    expect(endpoint).toMatchObject({ ...ENDPOINT, state: 'active', failing_since: null });
+    expect(() => new Webhook(endpoint.secret)).not.toThrow();
+
+    const list = await t.call('GET', '/console/v1/webhook-endpoints', { headers: m.read });
+    expect(list.statusCode).toBe(200);
+    expect(list.json().data).toEqual([expect.objectContaining({ id: endpoint.id, state: 'active', failing_reason: null })]);
+    expect(list.body).not.toContain(endpoint.secret);
+    // The public API sees the same endpoint: one store.
+    expect((await t.call('GET', '/v1/webhook-endpoints', { headers: m.headers })).json().data.map((e: { id: string }) => e.id)).toEqual([endpoint.id]);
+
+    const rotated = await t.call('POST', `/console/v1/webhook-endpoints/${endpoint.id}/rotate-secret`, { headers: m.write });
+    expect(rotated.statusCode, rotated.body).toBe(200);
+    expect(rotated.json().secret).toMatch(/^whsec_/);
+    expect(rotated.json().secret).not.toBe(endpoint.secret);
+    expect(rotated.json().previous_secret_expires_at).not.toBeNull();
+    expect((await t.call('GET', '/console/v1/webhook-endpoints', { headers: m.read })).body).not.toContain(rotated.json().secret);
+
+    const deleted = await t.call('DELETE', `/console/v1/webhook-endpoints/${endpoint.id}`, { headers: m.write });
+    expect(deleted.statusCode).toBe(204);
+    expect(deleted.body).toBe('');
+    expect((await t.call('GET', '/console/v1/webhook-endpoints', { headers: m.read })).json().data).toEqual([]);
+  });
+
+  it('runs a watch now (charged, under its own request id), lists it, deletes it; an endpoint the worker gave up on is failing, with why, on the page and the overview; a re-send is due again', async () => {
+    const m = await member(10);
+    const endpoint = (await t.call('POST', '/console/v1/webhook-endpoints', { headers: m.write, body: { url: broken.url, event_types: ['profile.changed'] } })).json();
+    // Watches are created with a key (the API); the console lists and runs them.
+    const watch = (await t.call('POST', '/v1/watches', { headers: m.headers, body: { operation: 'company', body: { url: 'sandbox-changing' }, every: '1d', webhook_endpoint_id: endpoint.id } })).json().data;
+    const listed = await t.call('GET', '/console/v1/watches', { headers: m.read });
+    expect(listed.json().data).toEqual([expect.objectContaining({ id: watch.id, state: 'active', last_run_at: null, every: '1d' })]);
+
+    const first = await t.call('POST', `/console/v1/watches/${watch.id}/run`, { headers: m.write });
+    expect(first.statusCode, first.body).toBe(200);
+    expect(first.json()).toMatchObject({ changed: false, credits_charged: 1, credits_remaining: 9, refresh_request_id: first.headers['x-request-id'] });
+    expect(first.json().watch.last_request_id).toBe(first.headers['x-request-id']);
+    const second = await t.call('POST', `/console/v1/watches/${watch.id}/run`, { headers: m.write });
+    expect(second.json()).toMatchObject({ changed: true, credits_charged: 1, credits_remaining: 8 });
+    expect(await t.balance(m.workspaceId)).toBe(8);
+
+    // The change becomes a delivery (the dispatcher), sent by the worker to a receiver answering 500:
+    // retried, then given up once the worker's clock is past the retry horizon.
+    await catchUp(t.store, webhookDispatch);
+    let clock = Date.now() + 1_000;
+    const worker = new WebhookDeliveryWorker(t.store, {
+      settings: { ...t.app.deps.config.webhooks, retry: { initialMs: 1_000, maxMs: 1_000, horizonMs: 60_000 } },
+      logger: t.app.log,
+      now: () => new Date(clock),
+      random: () => 0.5,
+    });
+    expect(await worker.runOnce()).toBe(1);
+    const retrying = (await t.call('GET', '/console/v1/webhook-endpoints', { headers: m.read })).json().data[0];
+    expect(retrying).toMatchObject({ state: 'active', failing_reason: null });
+    clock += 120_000;
+    expect(await worker.runOnce()).toBe(1);
+    expect(broken.hits).toBeGreaterThanOrEqual(2);
+
+    const failing = (await t.call('GET', '/console/v1/webhook-endpoints', { headers: m.read })).json().data[0];
+    expect(failing).toMatchObject({ id: endpoint.id, state: 'failing', failing_reason: { attempts: 2, response_status: 500 } });
+    expect(failing.failing_since).not.toBeNull();
+
+    const deliveries = await t.call('GET', `/console/v1/webhook-endpoints/${endpoint.id}/deliveries?limit=5`, { headers: m.read });
+    expect(deliveries.statusCode).toBe(200);
+    const [delivery] = deliveries.json().data;
+    expect(delivery).toMatchObject({ id: failing.failing_reason.delivery_id, event_type: 'profile.changed', state: 'failed' });
+    expect(delivery.attempts.map((a: { attempt: number; status: string; response_status: number }) => [a.attempt, a.status, a.response_status])).toEqual([
+      [1, 'failed', 500],
+      [2, 'failed', 500],
+    ]);
+
+    const overview = (await t.call('GET', '/console/v1/overview', { headers: m.read })).json();
+    expect(overview.failing_webhook_endpoints).toEqual([{ id: endpoint.id, url: broken.url, failing_since: failing.failing_since }]);
+    expect(overview.paused_watches).toEqual([]);
+
+    const resent = await t.call('POST', `/console/v1/webhook-endpoints/${endpoint.id}/deliveries/${delivery.id}/resend`, { headers: m.write });
+    expect(resent.statusCode, resent.body).toBe(202);
+    expect(resent.json()).toMatchObject({ id: delivery.id, state: 'pending' });
+
+    expect((await t.call('DELETE', `/console/v1/watches/${watch.id}`, { headers: m.write })).statusCode).toBe(204);
+    expect((await t.call('GET', '/console/v1/watches', { headers: m.read })).json().data).toEqual([]);
+  });
+});
+
+describe('400', () => {
+  it('a URL the service may not reach, an unknown event type, none', async () => {
+    const m = await member();
+    const refused = await t.call('POST', '/console/v1/webhook-endpoints', { headers: m.write, body: { ...ENDPOINT, url: 'http://169.254.169.254/latest' } });
+    expect(errorOf(refused)).toMatchObject({ status: 400, code: 'invalid_request' });
+    expect(refused.json().error).toMatchObject({ reason: 'webhook_url_refused', details: [{ field: 'url' }] });
+    for (const body of [{ ...ENDPOINT, event_types: ['profile.deleted'] }, { ...ENDPOINT, event_types: [] }]) {
+      expect(errorOf(await t.call('POST', '/console/v1/webhook-endpoints', { headers: m.write, body })).code).toBe('invalid_request');
+    }
+    expect((await t.call('GET', '/console/v1/webhook-endpoints', { headers: m.read })).json().data).toEqual([]);
+  });
+});
+
+describe('401', () => {
+  it('without a session', async () => {
+    for (const [method, path] of [['GET', '/console/v1/webhook-endpoints'], ['GET', '/console/v1/watches'], ['POST', '/console/v1/webhook-endpoints']] as const) {
+      expect(errorOf(await t.call(method, path, method === 'POST' ? { body: ENDPOINT } : {})), path).toMatchObject({ status: 401, code: 'unauthorized' });
+    }
+  });
+});
+
+describe('402', () => {
+  it('a refresh the balance cannot pay pauses the watch: the list and the overview say so', async () => {
+    const m = await member(0);
+    const endpoint = (await t.call('POST', '/console/v1/webhook-endpoints', { headers: m.write, body: ENDPOINT })).json();
+    const watch = (await t.call('POST', '/v1/watches', { headers: m.headers, body: { operation: 'company', body: { url: 'acme-robotics' }, every: '7d', webhook_endpoint_id: endpoint.id } })).json().data;
+    const refused = await t.call('POST', `/console/v1/watches/${watch.id}/run`, { headers: m.write });
+    expect(errorOf(refused)).toMatchObject({ status: 402, code: 'insufficient_credits', charged: 0, remaining: 0 });
+    expect((await t.call('GET', '/console/v1/watches', { headers: m.read })).json().data[0]).toMatchObject({ id: watch.id, state: 'paused', paused_reason: 'insufficient_credits' });
+    expect((await t.call('GET', '/console/v1/overview', { headers: m.read })).json()).toMatchObject({ paused_watches: [{ id: watch.id, paused_reason: 'insufficient_credits' }], failing_webhook_endpoints: [] });
+  });
+});
+
+describe('403', () => {
+  it('a change without the session CSRF token', async () => {
+    const m = await member();
+    const created = await t.call('POST', '/console/v1/webhook-endpoints', { headers: m.read, body: ENDPOINT });
+    expect(errorOf(created)).toMatchObject({ status: 403, code: 'forbidden' });
+    expect(created.json().error.reason).toBe('csrf');
+    expect((await t.call('GET', '/console/v1/webhook-endpoints', { headers: m.read })).json().data).toEqual([]);
+  });
+});
+
+describe('404', () => {
+  it("another workspace's endpoint, delivery and watch are none", async () => {
+    const mine = await member();
+    const theirs = await member();
+    const endpoint = (await t.call('POST', '/console/v1/webhook-endpoints', { headers: theirs.write, body: ENDPOINT })).json();
+    const watch = (await t.call('POST', '/v1/watches', { headers: theirs.headers, body: { operation: 'company', body: { url: 'acme' }, every: '1d', webhook_endpoint_id: endpoint.id } })).json().data;
+    for (const [method, path, reason] of [
+      ['DELETE', `/console/v1/webhook-endpoints/${endpoint.id}`, 'no_webhook_endpoint'],
+      ['POST', `/console/v1/webhook-endpoints/${endpoint.id}/rotate-secret`, 'no_webhook_endpoint'],
+      ['GET', `/console/v1/webhook-endpoints/${endpoint.id}/deliveries`, 'no_webhook_endpoint'],
+      ['POST', `/console/v1/webhook-endpoints/${endpoint.id}/deliveries/msg_nothing/resend`, 'no_webhook_endpoint'],
+      ['DELETE', `/console/v1/watches/${watch.id}`, 'no_watch'],
+      ['POST', `/console/v1/watches/${watch.id}/run`, 'no_watch'],
+    ] as const) {
+      const answer = await t.call(method, path, { headers: mine.write });
+      expect(errorOf(answer), path).toMatchObject({ status: 404, code: 'not_found' });
+      expect(answer.json().error.reason, path).toBe(reason);
+    }
+    const resend = await t.call('POST', `/console/v1/webhook-endpoints/${endpoint.id}/deliveries/msg_nothing/resend`, { headers: theirs.write });
+    expect(resend.json().error).toMatchObject({ code: 'not_found', reason: 'no_webhook_delivery' });
+    // Nothing of theirs moved: the endpoint and the watch are still there.
+    expect((await t.call('GET', '/console/v1/webhook-endpoints', { headers: theirs.read })).json().data).toHaveLength(1);
+    expect((await t.call('GET', '/console/v1/watches', { headers: theirs.read })).json().data).toHaveLength(1);
+  });
+});
