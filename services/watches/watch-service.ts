@@ -1,6 +1,7 @@
 import { ApiError } from '../../contracts/errors';
 import { newEvent, streams, type Operation } from '../../contracts/events';
 import { WATCH_INTERVALS, type WatchCreateRequest, type WatchInterval } from '../../contracts/webhooks';
+import { claimOneByOne } from '../common/claim-one-by-one';
 import { newRequestId, newWatchId } from '../common/ids';
 import type { Logger } from '../common/log';
 import type { EventStore } from '../eventstore/event-store';
@@ -16,7 +17,8 @@ import { detectProfileChange } from './profile-change';
 const PAUSED_RECHECK_MS = 3_600_000;
 /** A claimed watch whose instance died is due again this long after the source's timeout. */
 const LEASE_MARGIN_MS = 60_000;
-const CLAIM_BATCH = 10;
+/** Refreshes per pass of the schedule (each claimed on its own): a stop waits for one pass at most. */
+const PASS_LIMIT = 10;
 /** Why a watch waits: the one pause reason there is. */
 const OUT_OF_CREDITS = 'insufficient_credits' as const;
 
@@ -145,29 +147,43 @@ export class WatchService {
     return row && this.refresh(row, requestId, { checkBalanceFirst: false });
   }
 
-  /** One pass of the schedule: claims the due watches (none another instance holds) and refreshes each. */
-  async runDue(): Promise<number> {
+  /**
+   * One pass of the schedule: claims one due watch (none another instance holds), refreshes it,
+   * then claims the next, up to PASS_LIMIT. Its lease covers that one refresh (the source's timeout
+   * and a margin): a watch claimed in a batch and left waiting behind slow refreshes would outlive
+   * its lease and be refreshed, and charged, by another instance too (services/common/claim-one-by-one.ts).
+   */
+  async runDue(stopped: () => boolean = () => false): Promise<number> {
+    return claimOneByOne({
+      claim: () => this.claimDue(),
+      process: async (row) => {
+        const requestId = newRequestId();
+        try {
+          await this.refresh(row, requestId, { checkBalanceFirst: true });
+        } catch (err) {
+          // The lease lapses and any instance tries again; the lookup refunded what it charged.
+          this.options.logger.error({ err, watch_id: row.id, request_id: requestId }, 'scheduled watch refresh failed; retried once its claim lapses');
+        }
+      },
+      limit: PASS_LIMIT,
+      stopped,
+    });
+  }
+
+  /** The earliest due watch no instance holds, now this instance's until its lease ends. */
+  private async claimDue(): Promise<WatchRow | undefined> {
     const leaseMs = this.options.sourceTimeoutMs + LEASE_MARGIN_MS;
     const now = this.now();
     const { rows } = await this.store.sql.query<WatchRow>(
       `WITH due AS (
          SELECT id FROM watches WHERE deleted_at IS NULL AND next_run_at <= $1::timestamptz
-          ORDER BY next_run_at LIMIT $2 FOR UPDATE SKIP LOCKED)
-       UPDATE watches w SET next_run_at = $1::timestamptz + $3::bigint * interval '1 millisecond'
+          ORDER BY next_run_at LIMIT 1 FOR UPDATE SKIP LOCKED)
+       UPDATE watches w SET next_run_at = $1::timestamptz + $2::bigint * interval '1 millisecond'
          FROM due WHERE w.id = due.id
        RETURNING w.*`,
-      [now.toISOString(), CLAIM_BATCH, leaseMs],
+      [now.toISOString(), leaseMs],
     );
-    for (const row of rows) {
-      const requestId = newRequestId();
-      try {
-        await this.refresh(row, requestId, { checkBalanceFirst: true });
-      } catch (err) {
-        // The lease lapses and any instance tries again; the lookup refunded what it charged.
-        this.options.logger.error({ err, watch_id: row.id, request_id: requestId }, 'scheduled watch refresh failed; retried once its claim lapses');
-      }
-    }
-    return rows.length;
+    return rows[0];
   }
 
   private async row(workspaceId: string, id: string): Promise<WatchRow | undefined> {
@@ -297,7 +313,7 @@ export function startWatchScheduler(watches: WatchService, pollMs: number, logge
   const loop = () => {
     if (stopped) return;
     running = watches
-      .runDue()
+      .runDue(() => stopped)
       .catch((err: unknown) => logger.warn({ err }, 'watch schedule pass failed; the next pass retries'))
       .finally(() => {
         if (!stopped) timer = setTimeout(loop, pollMs);
