@@ -1,4 +1,5 @@
 import { ulid } from 'ulid';
+import { claimOneByOne } from '../common/claim-one-by-one';
 import type { Logger } from '../common/log';
 import type { Sql, SqlExecutor } from '../eventstore/sql';
 import { emailsSent } from '../metrics/metrics';
@@ -27,9 +28,11 @@ export async function enqueueEmail(executor: SqlExecutor, email: OutgoingEmail, 
   return id;
 }
 
-/** How long a claimed message is this instance's: past it (the instance died mid-send), another claims it. */
+/**
+ * How long a claimed message is this instance's: past it (the instance died mid-send), another
+ * claims it. It covers one send, so a message is claimed only when it is the next to go.
+ */
 const CLAIM_LEASE_MS = 120_000;
-const CLAIM_BATCH = 20;
 const POLL_EVERY_MS = 1000;
 
 interface Claimed {
@@ -42,9 +45,10 @@ interface Claimed {
 }
 
 /**
- * Sends what the outbox holds, on every instance at once: each claims due messages with
- * `FOR UPDATE SKIP LOCKED` (no two instances take the same one) and a lease, sends them through
- * the Mailer, then marks them sent or schedules a retry. At least once: an instance that dies
+ * Sends what the outbox holds, on every instance at once: each claims one due message with
+ * `FOR UPDATE SKIP LOCKED` (no two instances take the same one) and a lease, sends it through
+ * the Mailer, marks it sent or schedules a retry, then claims the next (one lease per message:
+ * services/common/claim-one-by-one.ts). At least once: an instance that dies
  * between sending and marking leaves a message sent again after the lease (same Message-ID).
  */
 export class EmailSender {
@@ -65,11 +69,14 @@ export class EmailSender {
   /** Sends every message due now; resolves with how many were sent (tests and the loop). */
   async sendDue(): Promise<number> {
     let sent = 0;
-    for (;;) {
-      const batch = await this.claim();
-      if (batch.length === 0) return sent;
-      for (const message of batch) if (await this.sendOne(message)) sent++;
-    }
+    await claimOneByOne({
+      claim: () => this.claim(),
+      process: async (message) => {
+        if (await this.sendOne(message)) sent++;
+      },
+      stopped: () => this.stopped,
+    });
+    return sent;
   }
 
   async stop(): Promise<void> {
@@ -95,17 +102,19 @@ export class EmailSender {
     return this.options.clock?.() ?? new Date();
   }
 
-  private async claim(): Promise<Claimed[]> {
+  /** The earliest due message no instance holds, now this instance's until its lease ends. */
+  private async claim(): Promise<Claimed | undefined> {
     const now = this.now();
     const { rows } = await this.sql.query<Claimed>(
       `UPDATE email_outbox SET claimed_until = $2, attempts = attempts + 1
         WHERE id IN (SELECT id FROM email_outbox
                       WHERE sent_at IS NULL AND failed_at IS NULL AND next_attempt_at <= $1 AND (claimed_until IS NULL OR claimed_until <= $1)
-                      ORDER BY next_attempt_at LIMIT $3 FOR UPDATE SKIP LOCKED)
+                      ORDER BY next_attempt_at LIMIT 1 FOR UPDATE SKIP LOCKED)
         RETURNING id, kind, recipient, subject, body, attempts`,
-      [now, new Date(now.getTime() + CLAIM_LEASE_MS), CLAIM_BATCH],
+      [now, new Date(now.getTime() + CLAIM_LEASE_MS)],
     );
-    return rows.map((r) => ({ ...r, attempts: Number(r.attempts) }));
+    const row = rows[0];
+    return row && { ...row, attempts: Number(row.attempts) };
   }
 
   private async sendOne(m: Claimed): Promise<boolean> {

@@ -3,7 +3,7 @@
 // at once send each message once.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EmailSender, enqueueEmail } from '../../../services/email/email-outbox';
-import { messageIdOf } from '../../../services/email/mailer';
+import { messageIdOf, type Mailer } from '../../../services/email/mailer';
 import { createSmtpMailer } from '../../../services/email/smtp-mailer';
 import { migrate } from '../../../services/eventstore/migrate';
 import type { Sql } from '../../../services/eventstore/sql';
@@ -79,6 +79,40 @@ describe.runIf(serverUrl('postgres'))('email outbox on PostgreSQL', () => {
       const raced = smtp.received.filter((m) => m.subject?.startsWith('race '));
       expect(raced).toHaveLength(30);
       expect(new Set(raced.map((m) => m.messageId))).toEqual(new Set(ids.map(messageIdOf)));
+    } finally {
+      await sql2.close();
+    }
+  });
+
+  it('with a slow mail server, more messages than one lease covers are each sent once by two senders', async () => {
+    // A message is claimed for CLAIM_LEASE_MS (2 min). Each send by A takes 70 s on the senders'
+    // shared clock, during which sender B runs a pass, as another instance polling meanwhile would:
+    // a message claimed by A but still waiting behind slow sends would be B's to claim again.
+    let now = new Date('2031-01-01T00:00:00Z');
+    const clock = () => now;
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) ids.push(await enqueueEmail(sql, { kind: 'balance_low', to: `slow${i}@example.com`, subject: `slow ${i}`, text: 'low' }, now));
+    const sql2 = createPgSql(database.url);
+    try {
+      const b = new EmailSender(sql2, createSmtpMailer(smtp.url), { from: FROM, logger: silent, clock });
+      let sentByB = 0;
+      const smtpMailer = createSmtpMailer(smtp.url);
+      const slowMailer: Mailer = {
+        async send(message, from) {
+          now = new Date(now.getTime() + 70_000);
+          sentByB += await b.sendDue();
+          await smtpMailer.send(message, from);
+        },
+        close: () => smtpMailer.close(),
+      };
+      const a = new EmailSender(sql, slowMailer, { from: FROM, logger: silent, clock });
+      const sentByA = await a.sendDue();
+      sentByB += await b.sendDue();
+      expect(sentByA + sentByB).toBe(5);
+      const slow = smtp.received.filter((m) => m.subject?.startsWith('slow '));
+      expect(slow.map((m) => m.messageId).sort()).toEqual(ids.map(messageIdOf).sort());
+      const { rows } = await sql.query<{ attempts: number }>('SELECT attempts FROM email_outbox WHERE id = ANY($1::text[])', [ids]);
+      expect(rows.map((r) => Number(r.attempts))).toEqual([1, 1, 1, 1, 1]);
     } finally {
       await sql2.close();
     }
