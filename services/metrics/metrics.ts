@@ -1,4 +1,5 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { WatchDeletedReason } from '../../contracts/events';
 
 /**
  * The Prometheus metrics of the process (GET /metrics, METRICS_PORT). One registry per process:
@@ -269,10 +270,21 @@ export const watchRefreshes = new Counter({
   registers: [registry],
 });
 
+export const watchesDeleted = new Counter({
+  name: `${PREFIX}watches_deleted_total`,
+  help: 'Watches deleted, by reason (watch_deleted: its own DELETE; webhook_endpoint_deleted: with the endpoint it delivered to)',
+  labelNames: ['reason'],
+  registers: [registry],
+});
+
 // ---------------------------------------------------------------- the call sites' functions
 
 export function recordWebhookAttempt(status: 'succeeded' | 'failed' | 'refused', seconds: number): void {
   webhookAttempts.observe({ status }, seconds);
+}
+
+export function recordWatchesDeleted(reason: WatchDeletedReason, count: number): void {
+  if (count > 0) watchesDeleted.inc({ reason }, count);
 }
 
 export function recordWatchRefresh(outcome: 'unchanged' | 'changed' | 'failed' | 'paused'): void {

@@ -2,6 +2,7 @@ import fp from 'fastify-plugin';
 import { ApiError } from '../../../contracts/errors';
 import { WebhookStore } from '../../webhooks/webhook-store';
 import { webhookUrlProblem } from '../../webhooks/webhook-url';
+import { deleteWebhookEndpoint } from '../../watches/watch-service';
 import { route } from '../../http/route';
 import { DEPS_PLUGIN } from '../../http/deps-plugin';
 
@@ -41,8 +42,10 @@ export const webhookRoutes = fp(
     });
 
     route(app, 'deleteWebhookEndpoint', async ({ req, params }) => {
-      if (!(await webhooks.delete(req.apiKey!.workspaceId, params.id))) throw noEndpoint();
-      return { data: { id: params.id, deleted: true as const }, meta: meta(req.id) };
+      const deleted = await deleteWebhookEndpoint(deps.store, req.apiKey!.workspaceId, params.id);
+      if (!deleted) throw noEndpoint();
+      req.log.info({ endpoint_id: params.id, deleted_watches: deleted.deletedWatches }, 'webhook endpoint deleted, and the watches delivering to it');
+      return { data: { id: params.id, deleted: true as const, deleted_watches: deleted.deletedWatches }, meta: meta(req.id) };
     });
 
     route(app, 'rotateWebhookSecret', async ({ req, params }) => {
