@@ -2,8 +2,9 @@ import { ulid } from 'ulid';
 import { claimOneByOne } from '../common/claim-one-by-one';
 import type { Logger } from '../common/log';
 import type { Sql, SqlExecutor } from '../eventstore/sql';
-import { emailsSent } from '../metrics/metrics';
+import { emailsPurged, emailsSent } from '../metrics/metrics';
 import type { Mailer } from './mailer';
+import { DEFAULT_OUTBOX_RETENTION_MS, PURGE_EVERY_MS, purgeCutoff } from './retention';
 import { afterFailedSend } from './retry';
 
 export type EmailKind = 'invitation' | 'password_reset' | 'balance_low';
@@ -55,11 +56,19 @@ export class EmailSender {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
   private stopped = false;
+  private lastPurgeAt = Number.NEGATIVE_INFINITY;
 
   constructor(
     private readonly sql: Sql,
     private readonly mailer: Mailer,
-    private readonly options: { from: string; logger: Logger; clock?: () => Date; pollEveryMs?: number },
+    private readonly options: {
+      from: string;
+      logger: Logger;
+      clock?: () => Date;
+      pollEveryMs?: number;
+      /** How long a sent or given-up message is kept (EMAIL_OUTBOX_RETENTION_MS); default 30 days. */
+      retentionMs?: number;
+    },
   ) {}
 
   start(): void {
@@ -79,6 +88,20 @@ export class EmailSender {
     return sent;
   }
 
+  /**
+   * Deletes the messages sent or given up longer ago than the retention (their bodies are already
+   * gone): the loop does it once an hour. Resolves with how many were deleted.
+   */
+  async purgeExpired(): Promise<number> {
+    const retentionMs = this.options.retentionMs ?? DEFAULT_OUTBOX_RETENTION_MS;
+    const { rowCount } = await this.sql.query('DELETE FROM email_outbox WHERE sent_at < $1 OR failed_at < $1', [purgeCutoff(this.now(), retentionMs)]);
+    if (rowCount > 0) {
+      emailsPurged.inc(rowCount);
+      this.options.logger.info({ purged: rowCount, retention_ms: retentionMs }, 'email outbox: sent and given-up messages past their retention deleted');
+    }
+    return rowCount;
+  }
+
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
@@ -93,9 +116,22 @@ export class EmailSender {
           () => undefined,
           (err: unknown) => this.options.logger.warn({ err }, 'sending the email outbox failed; next poll retries'),
         )
+        .then(() => this.purgeWhenDue())
         .finally(() => this.schedule(this.options.pollEveryMs ?? POLL_EVERY_MS));
     }, delayMs);
     this.timer.unref();
+  }
+
+  /** A purge at most every PURGE_EVERY_MS; a failed one is tried again at the next poll. */
+  private async purgeWhenDue(): Promise<void> {
+    const now = this.now().getTime();
+    if (this.stopped || now - this.lastPurgeAt < PURGE_EVERY_MS) return;
+    try {
+      await this.purgeExpired();
+      this.lastPurgeAt = now;
+    } catch (err) {
+      this.options.logger.warn({ err }, 'purging the email outbox failed; the next poll retries');
+    }
   }
 
   private now() {

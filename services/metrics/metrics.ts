@@ -41,6 +41,12 @@ export const emailsSent = new Counter({
   registers: [registry],
 });
 
+export const emailsPurged = new Counter({
+  name: `${PREFIX}emails_purged_total`,
+  help: 'Sent and given-up emails deleted from the outbox table past their retention (EMAIL_OUTBOX_RETENTION_MS)',
+  registers: [registry],
+});
+
 export const consolePasswordChecks = new Counter({
   name: `${PREFIX}console_password_checks_total`,
   help: 'Console password checks: check (sign_in, password) and outcome (right, wrong; slowed, locked: refused by the throttle; busy: refused by the hashing queue)',

@@ -8,10 +8,12 @@ import { createSmtpMailer } from '../../../services/email/smtp-mailer';
 import { migrate } from '../../../services/eventstore/migrate';
 import type { Sql } from '../../../services/eventstore/sql';
 import { createPgSql } from '../../../services/eventstore/sql-pg';
+import { emailsPurged } from '../../../services/metrics/metrics';
 import { createTestDatabase, serverUrl, type TestDatabase } from '../../support/servers';
 import { startTestSmtpServer, type TestSmtpServer } from '../../support/smtp-server';
 
 const silent = { info() {}, warn() {}, error() {} };
+const emailsPurgedTotal = async () => (await emailsPurged.get()).values.reduce((sum, v) => sum + v.value, 0);
 const FROM = 'no-reply@lookup.test';
 
 describe.runIf(serverUrl('postgres'))('email outbox on PostgreSQL', () => {
@@ -118,14 +120,51 @@ describe.runIf(serverUrl('postgres'))('email outbox on PostgreSQL', () => {
     }
   });
 
-  it('the running loop sends what is queued without being asked', async () => {
+  it('sent and given-up messages are deleted once past the retention; younger ones and those still queued stay', async () => {
+    const DAY = 86_400_000;
+    let now = new Date('2032-01-01T00:00:00Z');
+    const clock = () => now;
+    const sender = new EmailSender(sql, createSmtpMailer(smtp.url), { from: FROM, logger: silent, clock, retentionMs: 30 * DAY });
+    // What the tests above sent, all of it earlier than 30 days before this clock, goes first.
+    await sender.purgeExpired();
+    const old = await enqueueEmail(sql, { kind: 'invitation', to: 'old@example.com', subject: 'purge old', text: 'x' }, now);
+    const givenUp = await enqueueEmail(sql, { kind: 'invitation', to: 'gone@example.com', subject: 'purge given up', text: 'x' }, now);
+    expect(await sender.sendDue()).toBe(2);
+    // Given up (as after its last failed attempt) at the same moment.
+    await sql.query('UPDATE email_outbox SET sent_at = NULL, failed_at = $2 WHERE id = $1', [givenUp, now]);
+    now = new Date(now.getTime() + 20 * DAY);
+    const young = await enqueueEmail(sql, { kind: 'invitation', to: 'young@example.com', subject: 'purge young', text: 'x' }, now);
+    expect(await sender.sendDue()).toBe(1);
+    // Queued long ago and still not sent (not yet due): never purged, whatever its age.
+    const waiting = await enqueueEmail(sql, { kind: 'invitation', to: 'wait@example.com', subject: 'purge waiting', text: 'x' }, new Date(now.getTime() - 60 * DAY));
+    await sql.query('UPDATE email_outbox SET next_attempt_at = $2 WHERE id = $1', [waiting, new Date(now.getTime() + DAY)]);
+    const left = async () =>
+      (await sql.query<{ id: string }>('SELECT id FROM email_outbox WHERE id = ANY($1::text[]) ORDER BY id', [[old, givenUp, young, waiting]])).rows.map((r) => r.id);
+
+    // 20 days after the first two: nothing is past 30 days.
+    expect(await sender.purgeExpired()).toBe(0);
+    expect(await left()).toEqual([old, givenUp, young, waiting].sort());
+    // 31 days after them (11 after the young one): the first two go.
+    now = new Date(now.getTime() + 11 * DAY);
+    const purged = emailsPurgedTotal();
+    expect(await sender.purgeExpired()).toBe(2);
+    expect(await emailsPurgedTotal()).toBe((await purged) + 2);
+    expect(await left()).toEqual([young, waiting].sort());
+  });
+
+  it('the running loop sends what is queued, and deletes what is past the retention, without being asked', async () => {
+    // Sent 31 days ago: past the default retention of 30 days.
+    const expired = await enqueueEmail(sql, { kind: 'invitation', to: 'expired@example.com', subject: 'long sent', text: 'x' });
+    await sql.query('UPDATE email_outbox SET sent_at = now() - interval \'31 days\', body = NULL WHERE id = $1', [expired]);
     const sender = new EmailSender(sql, createSmtpMailer(smtp.url), { from: FROM, logger: silent, pollEveryMs: 50 });
     sender.start();
     try {
       await enqueueEmail(sql, { kind: 'invitation', to: 'loop@example.com', subject: 'by the loop', text: 'hi' });
       const until = Date.now() + 5000;
-      while (!smtp.received.some((m) => m.subject === 'by the loop') && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+      const expiredLeft = async () => (await sql.query('SELECT 1 FROM email_outbox WHERE id = $1', [expired])).rows.length;
+      while ((!smtp.received.some((m) => m.subject === 'by the loop') || (await expiredLeft()) > 0) && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
       expect(smtp.received.filter((m) => m.subject === 'by the loop')).toHaveLength(1);
+      expect(await expiredLeft()).toBe(0);
     } finally {
       await sender.stop();
     }
