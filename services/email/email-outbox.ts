@@ -1,4 +1,5 @@
 import { ulid } from 'ulid';
+import { toStorableExcerpt } from '../../contracts/text';
 import { claimOneByOne } from '../common/claim-one-by-one';
 import type { Logger } from '../common/log';
 import type { Sql, SqlExecutor } from '../eventstore/sql';
@@ -35,6 +36,8 @@ export async function enqueueEmail(executor: SqlExecutor, email: OutgoingEmail, 
  */
 const CLAIM_LEASE_MS = 120_000;
 const POLL_EVERY_MS = 1000;
+/** `last_error` keeps this many UTF-16 code units of a failed send's error. */
+const ERROR_MAX_CHARS = 500;
 
 interface Claimed {
   id: string;
@@ -159,7 +162,8 @@ export class EmailSender {
       await this.mailer.send({ id: m.id, to: m.recipient, subject: m.subject, text: m.body }, this.options.from);
     } catch (err) {
       const next = afterFailedSend(m.attempts, this.now());
-      const error = err instanceof Error ? err.message.slice(0, 500) : String(err);
+      // The server's refusal, quoted in the message, is a peer's text: cut and cleaned before it is stored.
+      const error = toStorableExcerpt(err instanceof Error ? err.message : String(err), ERROR_MAX_CHARS);
       if (next.kind === 'retry') {
         await this.sql.query('UPDATE email_outbox SET claimed_until = NULL, next_attempt_at = $2, last_error = $3 WHERE id = $1', [m.id, next.at, error]);
         emailsSent.inc({ kind: m.kind, outcome: 'retry' });

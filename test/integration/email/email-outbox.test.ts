@@ -69,6 +69,27 @@ describe.runIf(serverUrl('postgres'))('email outbox on PostgreSQL', () => {
     expect((await row(id)).sent_at).not.toBeNull();
   });
 
+  it("a refusal with a character across the 500th unit is stored cut before it, not through it, and the message retried", async () => {
+    const now = new Date('2030-06-01T00:00:00Z');
+    const sender = new EmailSender(sql, createSmtpMailer(smtp.url), { from: FROM, logger: silent, clock: () => now });
+    const refuse = async (message: string) => {
+      const id = await enqueueEmail(sql, { kind: 'invitation', to: 'hostile@example.com', subject: 'hostile refusal', text: 'x' }, now);
+      smtp.refuseNext(1, message);
+      expect(await sender.sendDue()).toBe(0);
+      const stored = await row(id);
+      await sql.query('DELETE FROM email_outbox WHERE id = $1', [id]);
+      return stored;
+    };
+    // Where the server's text starts in the error nodemailer reports: a pair is put across the 500th unit.
+    const plain = (await refuse('MARKER')).last_error!;
+    const offset = plain.indexOf('MARKER');
+    expect(offset).toBeGreaterThan(0);
+    const hostile = await refuse(`${'a'.repeat(499 - offset)}\u{1F600} and more`);
+    expect(hostile).toMatchObject({ attempts: 1, sent_at: null });
+    // Not the first half of the pair (the driver would have sent it as U+FFFD), nor anything after.
+    expect(hostile.last_error).toBe(`${plain.slice(0, offset)}${'a'.repeat(499 - offset)}`);
+  });
+
   it('two senders draining one outbox at once send each message exactly once', async () => {
     const ids: string[] = [];
     for (let i = 0; i < 30; i++) ids.push(await enqueueEmail(sql, { kind: 'balance_low', to: `owner${i}@example.com`, subject: `race ${i}`, text: 'low' }));
