@@ -11,6 +11,9 @@ const requestId = z.string().startsWith('req_');
 const credits = z.number().int().nonnegative();
 const watchId = z.string().startsWith('wat_');
 const webhookEndpointId = z.string().startsWith('whep_');
+/** What ended a watch (docs/api.md "Watches"): its own DELETE, or its webhook endpoint's. */
+export const WatchDeletedReason = z.enum(['watch_deleted', 'webhook_endpoint_deleted']);
+export type WatchDeletedReason = z.infer<typeof WatchDeletedReason>;
 
 export const Operation = z.enum(['company', 'domain', 'person_url', 'person_name', 'search']);
 export type Operation = z.infer<typeof Operation>;
@@ -183,7 +186,15 @@ export const EVENT_SCHEMAS = {
     every: z.enum(['1d', '7d', '30d']),
     webhook_endpoint_id: webhookEndpointId,
   }),
-  WatchDeleted: z.object({ watch_id: watchId, workspace_id: workspaceId }),
+  /** Absent `reason` (events before it existed): `watch_deleted`. */
+  WatchDeleted: z.object({
+    watch_id: watchId,
+    workspace_id: workspaceId,
+    reason: WatchDeletedReason.optional().meta({
+      default: 'watch_deleted',
+      description: 'What ended the watch: `watch_deleted` (DELETE /v1/watches/{id}) or `webhook_endpoint_deleted` (DELETE of the webhook endpoint it delivered to); absent means `watch_deleted`.',
+    }),
+  }),
   /** The workspace's balance is below a refresh's price: its watches wait (WatchResumed once it is not). */
   WatchPaused: z.object({ watch_id: watchId, workspace_id: workspaceId, reason: z.enum(['insufficient_credits']) }),
   WatchResumed: z.object({ watch_id: watchId, workspace_id: workspaceId }),

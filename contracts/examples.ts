@@ -192,7 +192,7 @@ export function operationExamples(docsUrl: string): Partial<Record<EndpointId, O
     listWebhookEndpoints: { answer: { data: [endpoint], meta: { request_id: REQUEST_ID } } },
     getWebhookEndpoint: { answer: { data: endpoint, meta: { request_id: REQUEST_ID } } },
     updateWebhookEndpoint: { request: { enabled: false }, answer: { data: { ...endpoint, state: 'disabled' }, meta: { request_id: REQUEST_ID } } },
-    deleteWebhookEndpoint: { answer: { data: { id: endpoint.id, deleted: true }, meta: { request_id: REQUEST_ID } } },
+    deleteWebhookEndpoint: { answer: { data: { id: endpoint.id, deleted: true, deleted_watches: [watch.id] }, meta: { request_id: REQUEST_ID } } },
     rotateWebhookSecret: {
       answer: { data: { ...endpoint, previous_secret_expires_at: '2025-01-16T09:30:00.000Z', secret: SECRET }, meta: { request_id: REQUEST_ID } },
     },

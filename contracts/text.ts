@@ -56,6 +56,23 @@ export function toStorableText(value: string): string {
   return toWellFormed(value).replaceAll(NUL, '\uFFFD');
 }
 
+/** The start of a text, at most `max` UTF-16 code units, never half a surrogate pair. */
+export function cutKeepingPairs(value: string, max: number): string {
+  if (value.length <= max) return value;
+  const last = value.charCodeAt(max - 1);
+  const splitsPair = last >= 0xd800 && last <= 0xdbff;
+  return value.slice(0, splitsPair ? max - 1 : max);
+}
+
+/**
+ * At most `max` code units of text a peer wrote (an SMTP server's refusal, a socket error), made
+ * storable: cut never between a pair's halves, then toStorableText. A plain `slice` may leave half
+ * a pair, which PostgreSQL cannot store.
+ */
+export function toStorableExcerpt(value: string, max: number): string {
+  return toStorableText(cutKeepingPairs(value, max));
+}
+
 export const NOT_STORABLE_TEXT = 'must not contain U+0000 or unpaired surrogates.';
 export const HAS_CONTROL_CHARACTER = 'must not contain control characters (U+0000–U+001F, U+007F–U+009F).';
 export const BLANK_TEXT = 'must not be blank.';

@@ -111,7 +111,16 @@ export const WebhookEndpointWithSecretResponse = z
   .meta({ id: 'WebhookEndpointWithSecretResponse' });
 export const WebhookEndpointListResponse = z.strictObject({ data: z.array(WebhookEndpoint).meta({ description: 'The endpoints, oldest first.' }), meta: Meta }).meta({ id: 'WebhookEndpointListResponse' });
 export const WebhookEndpointDeletedResponse = z
-  .strictObject({ data: z.strictObject({ id: z.string().meta({ description: 'The endpoint deleted.' }), deleted: z.literal(true).meta({ description: 'Always true.' }) }).meta({ description: 'What was deleted.' }), meta: Meta })
+  .strictObject({
+    data: z
+      .strictObject({
+        id: z.string().meta({ description: 'The endpoint deleted.' }),
+        deleted: z.literal(true).meta({ description: 'Always true.' }),
+        deleted_watches: z.array(z.string()).meta({ description: 'The watches that delivered to it, deleted with it (oldest first; each gets `WatchDeleted` with reason `webhook_endpoint_deleted`): nothing is refreshed or charged for them any more.' }),
+      })
+      .meta({ description: 'What was deleted.' }),
+    meta: Meta,
+  })
   .meta({ id: 'WebhookEndpointDeletedResponse' });
 
 export const WebhookAttempt = z

@@ -180,7 +180,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
     // Email leaves from the outbox table, whichever instance claims it: SMTP, or the outbox folder.
     const mailer = config.smtpUrl ? createSmtpMailer(config.smtpUrl) : createFolderMailer(config.outboxDir, log);
     if (!config.smtpUrl) log.info({ outbox_dir: config.outboxDir }, 'no SMTP_URL: emails are written to the outbox folder and their links logged here');
-    const emailSender = new EmailSender(sql, mailer, { from: config.mailFrom, logger: log });
+    const emailSender = new EmailSender(sql, mailer, { from: config.mailFrom, logger: log, retentionMs: config.emailOutboxRetentionMs });
     emailSender.start();
     closers.push(async () => {
       await emailSender.stop();

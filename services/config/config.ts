@@ -5,6 +5,7 @@ import { isIP } from 'node:net';
 import { z } from 'zod';
 import { parseDatabaseUrl } from '../eventstore/database-url';
 import { AUDIT_HEARTBEAT_EVERY_MS } from '../audit/audit-job';
+import { DEFAULT_OUTBOX_RETENTION_MS } from '../email/retention';
 import { parseRedisUrl, type RedisTarget } from '../limits/redis-url';
 import { parseAllowedHosts, type AllowedHosts } from '../webhooks/address-policy';
 import type { RetryPolicy } from '../webhooks/retry-schedule';
@@ -129,6 +130,8 @@ const envSchema = z.object({
   SMTP_URL: optionalString.pipe(z.url({ protocol: /^smtps?$/, error: 'expected an smtp:// or smtps:// URL' }).optional()),
   /** The From of every email the service sends. */
   MAIL_FROM: optionalString.transform((v) => v ?? 'Lookup console <no-reply@localhost>'),
+  /** A sent or given-up email (its body already dropped) is deleted from the outbox table this long after. */
+  EMAIL_OUTBOX_RETENTION_MS: intSetting(3_600_000, 3650 * 86_400_000, DEFAULT_OUTBOX_RETENTION_MS),
   /**
    * Webhook URLs may reach these although they are not public addresses: a comma list of host
    * names, addresses and CIDR ranges. Unset: public unicast addresses only.
@@ -219,6 +222,7 @@ export type Config = {
   smtpUrl?: string;
   mailFrom: string;
   outboxDir: string;
+  emailOutboxRetentionMs: number;
   webhooks: {
     allowedHosts: AllowedHosts;
     timeoutMs: number;
@@ -325,6 +329,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, { fetches = tru
     smtpUrl: e.SMTP_URL,
     mailFrom: e.MAIL_FROM,
     outboxDir: join(e.DATA_DIR, 'outbox'),
+    emailOutboxRetentionMs: e.EMAIL_OUTBOX_RETENTION_MS,
     webhooks: {
       allowedHosts: e.WEBHOOK_ALLOWED_HOSTS,
       timeoutMs: e.WEBHOOK_TIMEOUT_MS,

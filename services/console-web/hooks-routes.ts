@@ -28,8 +28,8 @@ export function registerHookRoutes(scope: FastifyInstance, services: { webhooks:
 
   route(scope, 'consoleDeleteWebhookEndpoint', async ({ req, reply, params }) => {
     const { workspaceId, memberId } = member(req);
-    await webhooks.delete(workspaceId, params.id);
-    req.log.info({ endpoint_id: params.id, member_id: memberId }, 'webhook endpoint deleted in the console');
+    const deleted = await webhooks.delete(workspaceId, params.id);
+    req.log.info({ endpoint_id: params.id, member_id: memberId, deleted_watches: deleted.deletedWatches }, 'webhook endpoint deleted in the console, and the watches delivering to it');
     return reply.send();
   });
 

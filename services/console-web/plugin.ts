@@ -26,7 +26,7 @@ import { BalanceThresholds } from '../alerts/balance-alerts';
 import { lastPaymentRefusal } from '../alerts/payment-refusals';
 import type { SqlExecutor } from '../eventstore/sql';
 import { enqueueEmail } from '../email/email-outbox';
-import { WatchService } from '../watches/watch-service';
+import { deleteWebhookEndpoint, WatchService } from '../watches/watch-service';
 import { WebhookStore } from '../webhooks/webhook-store';
 import { WorkspaceWebhooks } from '../webhooks/workspace-webhooks';
 import { registerHookRoutes } from './hooks-routes';
@@ -44,7 +44,7 @@ export const consoleRoutes = fp<{ accounts: ReturnType<typeof consoleAccounts> }
     const { membership, sessions, passwordResets } = accounts;
     const { keys, readModels } = deps;
     const thresholds = new BalanceThresholds(deps.store);
-    const webhooks = new WorkspaceWebhooks(new WebhookStore(deps.store.sql), deps.config.webhooks);
+    const webhooks = new WorkspaceWebhooks(new WebhookStore(deps.store.sql), deps.config.webhooks, (workspaceId, id) => deleteWebhookEndpoint(deps.store, workspaceId, id));
     const watches = new WatchService(deps.store, deps.lookups, readModels, { logger: app.log, sourceTimeoutMs: deps.config.sourceTimeoutMs });
     const assets = await loadAssets();
     /** The member the `session` admission signed in. */

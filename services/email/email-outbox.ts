@@ -1,8 +1,11 @@
 import { ulid } from 'ulid';
+import { toStorableExcerpt } from '../../contracts/text';
+import { claimOneByOne } from '../common/claim-one-by-one';
 import type { Logger } from '../common/log';
 import type { Sql, SqlExecutor } from '../eventstore/sql';
-import { emailsSent } from '../metrics/metrics';
+import { emailsPurged, emailsSent } from '../metrics/metrics';
 import type { Mailer } from './mailer';
+import { DEFAULT_OUTBOX_RETENTION_MS, PURGE_EVERY_MS, purgeCutoff } from './retention';
 import { afterFailedSend } from './retry';
 
 export type EmailKind = 'invitation' | 'password_reset' | 'balance_low';
@@ -27,10 +30,14 @@ export async function enqueueEmail(executor: SqlExecutor, email: OutgoingEmail, 
   return id;
 }
 
-/** How long a claimed message is this instance's: past it (the instance died mid-send), another claims it. */
+/**
+ * How long a claimed message is this instance's: past it (the instance died mid-send), another
+ * claims it. It covers one send, so a message is claimed only when it is the next to go.
+ */
 const CLAIM_LEASE_MS = 120_000;
-const CLAIM_BATCH = 20;
 const POLL_EVERY_MS = 1000;
+/** `last_error` keeps this many UTF-16 code units of a failed send's error. */
+const ERROR_MAX_CHARS = 500;
 
 interface Claimed {
   id: string;
@@ -42,20 +49,29 @@ interface Claimed {
 }
 
 /**
- * Sends what the outbox holds, on every instance at once: each claims due messages with
- * `FOR UPDATE SKIP LOCKED` (no two instances take the same one) and a lease, sends them through
- * the Mailer, then marks them sent or schedules a retry. At least once: an instance that dies
+ * Sends what the outbox holds, on every instance at once: each claims one due message with
+ * `FOR UPDATE SKIP LOCKED` (no two instances take the same one) and a lease, sends it through
+ * the Mailer, marks it sent or schedules a retry, then claims the next (one lease per message:
+ * services/common/claim-one-by-one.ts). At least once: an instance that dies
  * between sending and marking leaves a message sent again after the lease (same Message-ID).
  */
 export class EmailSender {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
   private stopped = false;
+  private lastPurgeAt = Number.NEGATIVE_INFINITY;
 
   constructor(
     private readonly sql: Sql,
     private readonly mailer: Mailer,
-    private readonly options: { from: string; logger: Logger; clock?: () => Date; pollEveryMs?: number },
+    private readonly options: {
+      from: string;
+      logger: Logger;
+      clock?: () => Date;
+      pollEveryMs?: number;
+      /** How long a sent or given-up message is kept (EMAIL_OUTBOX_RETENTION_MS); default 30 days. */
+      retentionMs?: number;
+    },
   ) {}
 
   start(): void {
@@ -65,11 +81,28 @@ export class EmailSender {
   /** Sends every message due now; resolves with how many were sent (tests and the loop). */
   async sendDue(): Promise<number> {
     let sent = 0;
-    for (;;) {
-      const batch = await this.claim();
-      if (batch.length === 0) return sent;
-      for (const message of batch) if (await this.sendOne(message)) sent++;
+    await claimOneByOne({
+      claim: () => this.claim(),
+      process: async (message) => {
+        if (await this.sendOne(message)) sent++;
+      },
+      stopped: () => this.stopped,
+    });
+    return sent;
+  }
+
+  /**
+   * Deletes the messages sent or given up longer ago than the retention (their bodies are already
+   * gone): the loop does it once an hour. Resolves with how many were deleted.
+   */
+  async purgeExpired(): Promise<number> {
+    const retentionMs = this.options.retentionMs ?? DEFAULT_OUTBOX_RETENTION_MS;
+    const { rowCount } = await this.sql.query('DELETE FROM email_outbox WHERE sent_at < $1 OR failed_at < $1', [purgeCutoff(this.now(), retentionMs)]);
+    if (rowCount > 0) {
+      emailsPurged.inc(rowCount);
+      this.options.logger.info({ purged: rowCount, retention_ms: retentionMs }, 'email outbox: sent and given-up messages past their retention deleted');
     }
+    return rowCount;
   }
 
   async stop(): Promise<void> {
@@ -86,26 +119,41 @@ export class EmailSender {
           () => undefined,
           (err: unknown) => this.options.logger.warn({ err }, 'sending the email outbox failed; next poll retries'),
         )
+        .then(() => this.purgeWhenDue())
         .finally(() => this.schedule(this.options.pollEveryMs ?? POLL_EVERY_MS));
     }, delayMs);
     this.timer.unref();
+  }
+
+  /** A purge at most every PURGE_EVERY_MS; a failed one is tried again at the next poll. */
+  private async purgeWhenDue(): Promise<void> {
+    const now = this.now().getTime();
+    if (this.stopped || now - this.lastPurgeAt < PURGE_EVERY_MS) return;
+    try {
+      await this.purgeExpired();
+      this.lastPurgeAt = now;
+    } catch (err) {
+      this.options.logger.warn({ err }, 'purging the email outbox failed; the next poll retries');
+    }
   }
 
   private now() {
     return this.options.clock?.() ?? new Date();
   }
 
-  private async claim(): Promise<Claimed[]> {
+  /** The earliest due message no instance holds, now this instance's until its lease ends. */
+  private async claim(): Promise<Claimed | undefined> {
     const now = this.now();
     const { rows } = await this.sql.query<Claimed>(
       `UPDATE email_outbox SET claimed_until = $2, attempts = attempts + 1
         WHERE id IN (SELECT id FROM email_outbox
                       WHERE sent_at IS NULL AND failed_at IS NULL AND next_attempt_at <= $1 AND (claimed_until IS NULL OR claimed_until <= $1)
-                      ORDER BY next_attempt_at LIMIT $3 FOR UPDATE SKIP LOCKED)
+                      ORDER BY next_attempt_at LIMIT 1 FOR UPDATE SKIP LOCKED)
         RETURNING id, kind, recipient, subject, body, attempts`,
-      [now, new Date(now.getTime() + CLAIM_LEASE_MS), CLAIM_BATCH],
+      [now, new Date(now.getTime() + CLAIM_LEASE_MS)],
     );
-    return rows.map((r) => ({ ...r, attempts: Number(r.attempts) }));
+    const row = rows[0];
+    return row && { ...row, attempts: Number(row.attempts) };
   }
 
   private async sendOne(m: Claimed): Promise<boolean> {
@@ -114,7 +162,8 @@ export class EmailSender {
       await this.mailer.send({ id: m.id, to: m.recipient, subject: m.subject, text: m.body }, this.options.from);
     } catch (err) {
       const next = afterFailedSend(m.attempts, this.now());
-      const error = err instanceof Error ? err.message.slice(0, 500) : String(err);
+      // The server's refusal, quoted in the message, is a peer's text: cut and cleaned before it is stored.
+      const error = toStorableExcerpt(err instanceof Error ? err.message : String(err), ERROR_MAX_CHARS);
       if (next.kind === 'retry') {
         await this.sql.query('UPDATE email_outbox SET claimed_until = NULL, next_attempt_at = $2, last_error = $3 WHERE id = $1', [m.id, next.at, error]);
         emailsSent.inc({ kind: m.kind, outcome: 'retry' });

@@ -1,4 +1,5 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { WatchDeletedReason } from '../../contracts/events';
 
 /**
  * The Prometheus metrics of the process (GET /metrics, METRICS_PORT). One registry per process:
@@ -37,6 +38,12 @@ export const emailsSent = new Counter({
   name: `${PREFIX}emails_total`,
   help: 'Emails of the outbox by kind (invitation, password_reset, balance_low) and outcome (sent; retry: an attempt failed, tried again later; given_up)',
   labelNames: ['kind', 'outcome'] as const,
+  registers: [registry],
+});
+
+export const emailsPurged = new Counter({
+  name: `${PREFIX}emails_purged_total`,
+  help: 'Sent and given-up emails deleted from the outbox table past their retention (EMAIL_OUTBOX_RETENTION_MS)',
   registers: [registry],
 });
 
@@ -269,10 +276,21 @@ export const watchRefreshes = new Counter({
   registers: [registry],
 });
 
+export const watchesDeleted = new Counter({
+  name: `${PREFIX}watches_deleted_total`,
+  help: 'Watches deleted, by reason (watch_deleted: its own DELETE; webhook_endpoint_deleted: with the endpoint it delivered to)',
+  labelNames: ['reason'],
+  registers: [registry],
+});
+
 // ---------------------------------------------------------------- the call sites' functions
 
 export function recordWebhookAttempt(status: 'succeeded' | 'failed' | 'refused', seconds: number): void {
   webhookAttempts.observe({ status }, seconds);
+}
+
+export function recordWatchesDeleted(reason: WatchDeletedReason, count: number): void {
+  if (count > 0) watchesDeleted.inc({ reason }, count);
 }
 
 export function recordWatchRefresh(outcome: 'unchanged' | 'changed' | 'failed' | 'paused'): void {

@@ -1,22 +1,25 @@
 import { ApiError } from '../../contracts/errors';
-import { newEvent, streams, type Operation } from '../../contracts/events';
+import { newEvent, streams, type Operation, type WatchDeletedReason } from '../../contracts/events';
 import { WATCH_INTERVALS, type WatchCreateRequest, type WatchInterval } from '../../contracts/webhooks';
+import { claimOneByOne } from '../common/claim-one-by-one';
 import { newRequestId, newWatchId } from '../common/ids';
 import type { Logger } from '../common/log';
-import type { EventStore } from '../eventstore/event-store';
+import type { EventStore, StoreTransaction } from '../eventstore/event-store';
 import { successPrice } from '../ledger/pricing';
 import type { ReadModels } from '../read-models/read-models';
-import { recordWatchRefresh } from '../metrics/metrics';
+import { recordWatchesDeleted, recordWatchRefresh } from '../metrics/metrics';
 import { aliases, companyAlias, personAlias } from '../lookup/aliases';
 import type { Caller, LookupResult, LookupService } from '../lookup/lookup-service';
 import { parseCompanyReference, parseDomain, parsePersonReference } from '../lookup/references';
+import { WebhookStore } from '../webhooks/webhook-store';
 import { detectProfileChange } from './profile-change';
 
 /** A paused watch looks at its workspace's balance this often (free) to resume by itself. */
 const PAUSED_RECHECK_MS = 3_600_000;
 /** A claimed watch whose instance died is due again this long after the source's timeout. */
 const LEASE_MARGIN_MS = 60_000;
-const CLAIM_BATCH = 10;
+/** Refreshes per pass of the schedule (each claimed on its own): a stop waits for one pass at most. */
+const PASS_LIMIT = 10;
 /** Why a watch waits: the one pause reason there is. */
 const OUT_OF_CREDITS = 'insufficient_credits' as const;
 
@@ -97,17 +100,18 @@ export class WatchService {
 
   async create(caller: { workspaceId: string; keyId: string }, input: WatchCreateRequest): Promise<WatchView> {
     const watched = this.watched(input.operation, input.body);
-    const { rows: endpoints } = await this.store.sql.query('SELECT 1 FROM webhook_endpoints WHERE id = $1 AND workspace_id = $2 AND deleted_at IS NULL', [
-      input.webhook_endpoint_id,
-      caller.workspaceId,
-    ]);
-    if (endpoints.length === 0) throw new ApiError('not_found', { reason: 'no_webhook_endpoint', message: 'No such webhook endpoint in this workspace.' });
     // What the cache holds now is what a change is measured against (nothing cached: the first refresh is).
     const baseline = await this.lookups.cachedProfile(watched.alias);
     const id = newWatchId();
     const nextRunAt = new Date(this.now().getTime() + WATCH_INTERVALS[input.every]);
     const body = input.body as Record<string, string>;
     return this.store.transaction(async (tx) => {
+      // FOR SHARE: an endpoint deleted meanwhile (deleteWebhookEndpoint) waits for this watch, or refuses it.
+      const { rows: endpoints } = await tx.sql.query('SELECT 1 FROM webhook_endpoints WHERE id = $1 AND workspace_id = $2 AND deleted_at IS NULL FOR SHARE', [
+        input.webhook_endpoint_id,
+        caller.workspaceId,
+      ]);
+      if (endpoints.length === 0) throw new ApiError('not_found', { reason: 'no_webhook_endpoint', message: 'No such webhook endpoint in this workspace.' });
       const { rows } = await tx.sql.query<WatchRow>(
         `INSERT INTO watches (id, workspace_id, key_id, operation, body, every, webhook_endpoint_id, next_run_at, content_hash, data)
          VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7, $8::timestamptz, $9, $10::jsonb) RETURNING *`,
@@ -131,12 +135,9 @@ export class WatchService {
   }
 
   async delete(workspaceId: string, id: string): Promise<boolean> {
-    return this.store.transaction(async (tx) => {
-      const { rowCount } = await tx.sql.query('UPDATE watches SET deleted_at = now() WHERE id = $1 AND workspace_id = $2 AND deleted_at IS NULL', [id, workspaceId]);
-      if (rowCount === 0) return false;
-      await tx.append(streams.watch(id), [newEvent('WatchDeleted', { watch_id: id, workspace_id: workspaceId })]);
-      return true;
-    });
+    const deleted = await this.store.transaction((tx) => deleteWatches(tx, workspaceId, { watchId: id }));
+    recordWatchesDeleted('watch_deleted', deleted.length);
+    return deleted.length > 0;
   }
 
   /** POST /v1/watches/{id}/run: a refresh now, under the call's request id. */
@@ -166,29 +167,43 @@ export class WatchService {
     if (!(await this.delete(workspaceId, id))) throw noWatch();
   }
 
-  /** One pass of the schedule: claims the due watches (none another instance holds) and refreshes each. */
-  async runDue(): Promise<number> {
+  /**
+   * One pass of the schedule: claims one due watch (none another instance holds), refreshes it,
+   * then claims the next, up to PASS_LIMIT. Its lease covers that one refresh (the source's timeout
+   * and a margin): a watch claimed in a batch and left waiting behind slow refreshes would outlive
+   * its lease and be refreshed, and charged, by another instance too (services/common/claim-one-by-one.ts).
+   */
+  async runDue(stopped: () => boolean = () => false): Promise<number> {
+    return claimOneByOne({
+      claim: () => this.claimDue(),
+      process: async (row) => {
+        const requestId = newRequestId();
+        try {
+          await this.refresh(row, requestId, { checkBalanceFirst: true });
+        } catch (err) {
+          // The lease lapses and any instance tries again; the lookup refunded what it charged.
+          this.options.logger.error({ err, watch_id: row.id, request_id: requestId }, 'scheduled watch refresh failed; retried once its claim lapses');
+        }
+      },
+      limit: PASS_LIMIT,
+      stopped,
+    });
+  }
+
+  /** The earliest due watch no instance holds, now this instance's until its lease ends. */
+  private async claimDue(): Promise<WatchRow | undefined> {
     const leaseMs = this.options.sourceTimeoutMs + LEASE_MARGIN_MS;
     const now = this.now();
     const { rows } = await this.store.sql.query<WatchRow>(
       `WITH due AS (
          SELECT id FROM watches WHERE deleted_at IS NULL AND next_run_at <= $1::timestamptz
-          ORDER BY next_run_at LIMIT $2 FOR UPDATE SKIP LOCKED)
-       UPDATE watches w SET next_run_at = $1::timestamptz + $3::bigint * interval '1 millisecond'
+          ORDER BY next_run_at LIMIT 1 FOR UPDATE SKIP LOCKED)
+       UPDATE watches w SET next_run_at = $1::timestamptz + $2::bigint * interval '1 millisecond'
          FROM due WHERE w.id = due.id
        RETURNING w.*`,
-      [now.toISOString(), CLAIM_BATCH, leaseMs],
+      [now.toISOString(), leaseMs],
     );
-    for (const row of rows) {
-      const requestId = newRequestId();
-      try {
-        await this.refresh(row, requestId, { checkBalanceFirst: true });
-      } catch (err) {
-        // The lease lapses and any instance tries again; the lookup refunded what it charged.
-        this.options.logger.error({ err, watch_id: row.id, request_id: requestId }, 'scheduled watch refresh failed; retried once its claim lapses');
-      }
-    }
-    return rows.length;
+    return rows[0];
   }
 
   private async row(workspaceId: string, id: string): Promise<WatchRow | undefined> {
@@ -323,7 +338,7 @@ export function startWatchScheduler(watches: WatchService, pollMs: number, logge
   const loop = () => {
     if (stopped) return;
     running = watches
-      .runDue()
+      .runDue(() => stopped)
       .catch((err: unknown) => logger.warn({ err }, 'watch schedule pass failed; the next pass retries'))
       .finally(() => {
         if (!stopped) timer = setTimeout(loop, pollMs);
@@ -337,4 +352,33 @@ export function startWatchScheduler(watches: WatchService, pollMs: number, logge
       await running;
     },
   };
+}
+
+/**
+ * DELETE /v1/webhook-endpoints/{id} (docs/api.md "Webhooks", "Watches"): the endpoint and, in the
+ * same transaction, every watch delivering to it. A watch's refreshes are charged and their only
+ * output is its endpoint's webhook: left behind, it would go on charging for nothing anyone
+ * receives. Undefined when the workspace has no such endpoint; otherwise the watches deleted.
+ */
+export async function deleteWebhookEndpoint(store: EventStore, workspaceId: string, endpointId: string): Promise<{ deletedWatches: string[] } | undefined> {
+  const deleted = await store.transaction(async (tx) => {
+    if (!(await new WebhookStore(tx.sql).delete(workspaceId, endpointId))) return undefined;
+    return { deletedWatches: await deleteWatches(tx, workspaceId, { endpointId }) };
+  });
+  if (deleted) recordWatchesDeleted('webhook_endpoint_deleted', deleted.deletedWatches.length);
+  return deleted;
+}
+
+/**
+ * The one way a watch ends: its row leaves the schedule and its stream gets WatchDeleted, saying
+ * why. One watch by id (its own DELETE), or all of an endpoint's. Returns the ids, oldest first.
+ */
+async function deleteWatches(tx: StoreTransaction, workspaceId: string, which: { watchId: string } | { endpointId: string }): Promise<string[]> {
+  const [column, value, reason]: [string, string, WatchDeletedReason] =
+    'watchId' in which ? ['id', which.watchId, 'watch_deleted'] : ['webhook_endpoint_id', which.endpointId, 'webhook_endpoint_deleted'];
+  const { rows } = await tx.sql.query<{ id: string }>(`UPDATE watches SET deleted_at = now() WHERE ${column} = $1 AND workspace_id = $2 AND deleted_at IS NULL RETURNING id`, [value, workspaceId]);
+  // Watch ids are ULIDs: sorted, they are in the order the watches were created.
+  const ids = rows.map((r) => r.id).sort();
+  for (const id of ids) await tx.append(streams.watch(id), [newEvent('WatchDeleted', { watch_id: id, workspace_id: workspaceId, reason })]);
+  return ids;
 }

@@ -85,6 +85,8 @@ export class WebhookDeliveryWorker {
 
   /** One pass: claim what is due, send each, record each. Returns how many were attempted. */
   async runOnce(): Promise<number> {
+    // A batch under one lease is safe here, unlike watches and emails (claim-one-by-one.ts): its
+    // attempts run at once, each cut at the timeout the lease is sized by, so none waits its turn.
     const claimed = await this.claim();
     await Promise.all(claimed.map((delivery) => this.attempt(delivery)));
     return claimed.length;

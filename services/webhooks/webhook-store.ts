@@ -1,4 +1,4 @@
-import { toStorableText } from '../../contracts/text';
+import { toStorableExcerpt } from '../../contracts/text';
 import type { WebhookEventType } from '../../contracts/webhooks';
 import { newWebhookEndpointId } from '../common/ids';
 import type { SqlExecutor } from '../eventstore/sql';
@@ -239,7 +239,9 @@ export class WebhookStore {
   }
 }
 
+const ERROR_MAX_CHARS = 500;
+
 /** An attempt's error text, made storable (it may quote a host name or a socket error). */
 export function storableError(error: string | null): string | null {
-  return error === null ? null : toStorableText(error.slice(0, 500));
+  return error === null ? null : toStorableExcerpt(error, ERROR_MAX_CHARS);
 }

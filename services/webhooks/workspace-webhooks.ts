@@ -13,6 +13,8 @@ export class WorkspaceWebhooks {
   constructor(
     private readonly store: WebhookStore,
     private readonly settings: { allowedHosts: AllowedHosts; secretOverlapMs: number },
+    /** The endpoint's deletion with what goes with it (services/watches: its watches end too); undefined for no such endpoint. */
+    private readonly deleteEndpoint: (workspaceId: string, id: string) => Promise<{ deletedWatches: string[] } | undefined>,
   ) {}
 
   create(workspaceId: string, input: { url: string; event_types: WebhookEventType[]; description?: string }) {
@@ -33,8 +35,9 @@ export class WorkspaceWebhooks {
     return (await this.store.update(workspaceId, id, patch)) ?? throwNoEndpoint();
   }
 
-  async delete(workspaceId: string, id: string): Promise<void> {
-    if (!(await this.store.delete(workspaceId, id))) throwNoEndpoint();
+  /** Deletes the endpoint and the watches delivering to it (docs/api.md "Watches"); returns their ids. */
+  async delete(workspaceId: string, id: string): Promise<{ deletedWatches: string[] }> {
+    return (await this.deleteEndpoint(workspaceId, id)) ?? throwNoEndpoint();
   }
 
   async rotateSecret(workspaceId: string, id: string) {

@@ -168,6 +168,9 @@ describe('402', () => {
     expect(errorOf(refused)).toMatchObject({ status: 402, code: 'insufficient_credits', charged: 0, remaining: 0 });
     expect((await t.call('GET', '/console/v1/watches', { headers: m.read })).json().data[0]).toMatchObject({ id: watch.id, state: 'paused', paused_reason: 'insufficient_credits' });
     expect((await t.call('GET', '/console/v1/overview', { headers: m.read })).json()).toMatchObject({ paused_watches: [{ id: watch.id, paused_reason: 'insufficient_credits' }], failing_webhook_endpoints: [] });
+    // Deleting the endpoint in the console ends the watch delivering to it, as the public API does.
+    expect((await t.call('DELETE', `/console/v1/webhook-endpoints/${endpoint.id}`, { headers: m.write })).statusCode).toBe(204);
+    expect((await t.call('GET', '/console/v1/watches', { headers: m.read })).json().data).toEqual([]);
   });
 });
 

@@ -52,6 +52,52 @@ describe('200', () => {
   });
 });
 
+describe('deleting the webhook endpoint', () => {
+  it("deletes the watches that deliver to it, says which, and appends WatchDeleted with the reason; other endpoints' watches stay", async () => {
+    const { headers, workspaceId, endpointId } = await withEndpoint();
+    const other = (await t.call('POST', '/v1/webhook-endpoints', { headers, body: { url: 'https://hooks.example.com/other', event_types: ['profile.changed'] } })).json().data.id as string;
+    const watch = async (webhook_endpoint_id: string) =>
+      (await t.call('POST', '/v1/watches', { headers, body: { operation: 'company', body: { url: 'acme-robotics' }, every: '1d', webhook_endpoint_id } })).json().data.id as string;
+    const gone = await watch(endpointId);
+    expect((await t.call('DELETE', `/v1/watches/${gone}`, { headers })).statusCode).toBe(200);
+    const first = await watch(endpointId);
+    const kept = await watch(other);
+    const second = await watch(endpointId);
+    const balance = await t.balance(workspaceId);
+
+    const deleted = await t.call('DELETE', `/v1/webhook-endpoints/${endpointId}`, { headers });
+    expect(deleted.statusCode, deleted.body).toBe(200);
+    expect(deleted.json().data).toEqual({ id: endpointId, deleted: true, deleted_watches: [first, second] });
+
+    expect((await t.call('GET', '/v1/watches', { headers })).json().data.map((w: { id: string }) => w.id)).toEqual([kept]);
+    for (const id of [first, second]) {
+      expect(errorOf(await t.call('GET', `/v1/watches/${id}`, { headers }))).toMatchObject({ status: 404, code: 'not_found' });
+      expect(errorOf(await t.call('POST', `/v1/watches/${id}/run`, { headers }))).toMatchObject({ status: 404, code: 'not_found' });
+      const events = await t.store.readStream(`watch-${id}`);
+      expect(events.map((e) => [e.type, (e.data as { reason?: string }).reason])).toEqual([
+        ['WatchCreated', undefined],
+        ['WatchDeleted', 'webhook_endpoint_deleted'],
+      ]);
+    }
+    // A watch deleted by its own DELETE says so.
+    expect((await t.store.readStream(`watch-${gone}`)).at(-1)!.data).toEqual({ watch_id: gone, workspace_id: workspaceId, reason: 'watch_deleted' });
+    // Off the schedule: nothing is due, nothing charged.
+    const { rows } = await t.store.sql.query<{ id: string }>('SELECT id FROM watches WHERE workspace_id = $1 AND deleted_at IS NULL', [workspaceId]);
+    expect(rows.map((r) => r.id)).toEqual([kept]);
+    expect(await t.balance(workspaceId)).toBe(balance);
+
+    // The endpoint is gone: a new watch on it is refused, and a second DELETE is a 404.
+    const refused = await t.call('POST', '/v1/watches', { headers, body: { operation: 'company', body: { url: 'acme-robotics' }, every: '1d', webhook_endpoint_id: endpointId } });
+    expect(refused.json().error).toMatchObject({ code: 'not_found', reason: 'no_webhook_endpoint' });
+    expect(errorOf(await t.call('DELETE', `/v1/webhook-endpoints/${endpointId}`, { headers }))).toMatchObject({ status: 404, code: 'not_found' });
+  });
+
+  it('with no watch on it, deletes none', async () => {
+    const { headers, endpointId } = await withEndpoint();
+    expect((await t.call('DELETE', `/v1/webhook-endpoints/${endpointId}`, { headers })).json().data).toEqual({ id: endpointId, deleted: true, deleted_watches: [] });
+  });
+});
+
 describe('400', () => {
   it('a reference of the wrong kind, an interval not offered, an operation not watchable', async () => {
     const { headers, endpointId } = await withEndpoint();

@@ -57,7 +57,7 @@ describe('200', () => {
     expect(deliveries.json().data).toEqual([]);
 
     const deleted = await t.call('DELETE', `/v1/webhook-endpoints/${endpoint.id}`, { headers });
-    expect(deleted.json().data).toEqual({ id: endpoint.id, deleted: true });
+    expect(deleted.json().data).toEqual({ id: endpoint.id, deleted: true, deleted_watches: [] });
     expect((await t.call('GET', '/v1/webhook-endpoints', { headers })).json().data).toEqual([]);
   });
 });

@@ -8,8 +8,8 @@ import { SMTPServer } from 'smtp-server';
 export interface TestSmtpServer {
   url: string;
   received: ParsedMail[];
-  /** The next `n` messages are refused with a temporary failure (451). */
-  refuseNext(n: number): void;
+  /** The next `n` messages are refused with a temporary failure (451), saying `message` (default "try again later"). */
+  refuseNext(n: number, message?: string): void;
   /** Resolves once `count` messages have been received (all of them). */
   waitFor(count: number, timeoutMs?: number): Promise<ParsedMail[]>;
   close(): Promise<void>;
@@ -18,6 +18,7 @@ export interface TestSmtpServer {
 export async function startTestSmtpServer(): Promise<TestSmtpServer> {
   const received: ParsedMail[] = [];
   let refusals = 0;
+  let refusal = 'try again later';
   const server = new SMTPServer({
     authOptional: true,
     disabledCommands: ['STARTTLS'],
@@ -28,7 +29,7 @@ export async function startTestSmtpServer(): Promise<TestSmtpServer> {
       stream.on('end', () => {
         if (refusals > 0) {
           refusals--;
-          const err = Object.assign(new Error('try again later'), { responseCode: 451 });
+          const err = Object.assign(new Error(refusal), { responseCode: 451 });
           callback(err);
           return;
         }
@@ -47,8 +48,9 @@ export async function startTestSmtpServer(): Promise<TestSmtpServer> {
   return {
     url: `smtp://127.0.0.1:${port}`,
     received,
-    refuseNext(n) {
+    refuseNext(n, message = 'try again later') {
       refusals = n;
+      refusal = message;
     },
     async waitFor(count, timeoutMs = 10_000) {
       const until = Date.now() + timeoutMs;

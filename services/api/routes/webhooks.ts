@@ -1,6 +1,7 @@
 import fp from 'fastify-plugin';
 import { WebhookStore } from '../../webhooks/webhook-store';
 import { WorkspaceWebhooks } from '../../webhooks/workspace-webhooks';
+import { deleteWebhookEndpoint } from '../../watches/watch-service';
 import { route } from '../../http/route';
 import { DEPS_PLUGIN } from '../../http/deps-plugin';
 
@@ -8,7 +9,7 @@ import { DEPS_PLUGIN } from '../../http/deps-plugin';
 export const webhookRoutes = fp(
   async (app) => {
     const { deps } = app;
-    const webhooks = new WorkspaceWebhooks(new WebhookStore(deps.store.sql), deps.config.webhooks);
+    const webhooks = new WorkspaceWebhooks(new WebhookStore(deps.store.sql), deps.config.webhooks, (workspaceId, id) => deleteWebhookEndpoint(deps.store, workspaceId, id));
     const meta = (requestId: string) => ({ request_id: requestId });
 
     route(app, 'createWebhookEndpoint', async ({ req, body }) => {
@@ -24,8 +25,9 @@ export const webhookRoutes = fp(
     route(app, 'updateWebhookEndpoint', async ({ req, params, body }) => ({ data: await webhooks.update(req.apiKey!.workspaceId, params.id, body), meta: meta(req.id) }));
 
     route(app, 'deleteWebhookEndpoint', async ({ req, params }) => {
-      await webhooks.delete(req.apiKey!.workspaceId, params.id);
-      return { data: { id: params.id, deleted: true as const }, meta: meta(req.id) };
+      const deleted = await webhooks.delete(req.apiKey!.workspaceId, params.id);
+      req.log.info({ endpoint_id: params.id, deleted_watches: deleted.deletedWatches }, 'webhook endpoint deleted, and the watches delivering to it');
+      return { data: { id: params.id, deleted: true as const, deleted_watches: deleted.deletedWatches }, meta: meta(req.id) };
     });
 
     route(app, 'rotateWebhookSecret', async ({ req, params }) => {

@@ -1,5 +1,5 @@
 import { PERSON_ABOUT_MAX_CHARS } from '../../../contracts/profiles';
-import { toWellFormed } from '../../../contracts/text';
+import { cutKeepingPairs, toWellFormed } from '../../../contracts/text';
 
 /**
  * The one rule for what the upstream sends (docs/api.md, "Upstream data: cleaned, not refused";
@@ -45,10 +45,7 @@ export function cleanUpstreamJson(value: unknown, key?: string): unknown {
 
 /** The start of a text, at most `max` UTF-16 code units, never half a surrogate pair. */
 export function cutText(value: string, max = PERSON_ABOUT_MAX_CHARS): string {
-  if (value.length <= max) return value;
-  const last = value.charCodeAt(max - 1);
-  const splitsPair = last >= 0xd800 && last <= 0xdbff;
-  return value.slice(0, splitsPair ? max - 1 : max);
+  return cutKeepingPairs(value, max);
 }
 
 /** Current positions first; the order among current ones and among past ones is the upstream's. */

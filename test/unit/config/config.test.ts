@@ -215,6 +215,13 @@ describe('observability settings', () => {
     expect(loadConfig({ ...base, ACCESS_LOG_SAMPLE: '1' }).accessLogSample).toBe(1);
   });
 
+  it('given no EMAIL_OUTBOX_RETENTION_MS, then sent and given-up emails are kept 30 days; a set one is taken, one under an hour stops the start', () => {
+    expect(loadConfig(base).emailOutboxRetentionMs).toBe(30 * 86_400_000);
+    expect(loadConfig({ ...base, EMAIL_OUTBOX_RETENTION_MS: '604800000' }).emailOutboxRetentionMs).toBe(604_800_000);
+    expect(() => loadConfig({ ...base, EMAIL_OUTBOX_RETENTION_MS: '59000' })).toThrow(/EMAIL_OUTBOX_RETENTION_MS: /);
+    expect(() => loadConfig({ ...base, EMAIL_OUTBOX_RETENTION_MS: '30d' })).toThrow(/EMAIL_OUTBOX_RETENTION_MS: /);
+  });
+
   it('given a bad value, then the start stops naming the variable', () => {
     for (const [name, value] of [
       ['METRICS_PORT', '70000'],

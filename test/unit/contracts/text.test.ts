@@ -16,7 +16,7 @@ import {
   UsageQuery,
   WorkspaceCreateRequest,
 } from '../../../contracts/http';
-import { hasControlCharacter, hasLoneSurrogate, isBlank, isStorableText, toWellFormed } from '../../../contracts/text';
+import { cutKeepingPairs, hasControlCharacter, hasLoneSurrogate, isBlank, isStorableText, toStorableExcerpt, toStorableText, toWellFormed } from '../../../contracts/text';
 import { parseValue } from '../../../contracts/validation';
 import { anyString } from '../../support/unicode-arbitraries';
 
@@ -66,6 +66,30 @@ describe('toWellFormed', () => {
         expect(() => encodeURIComponent(wellFormed)).not.toThrow();
         if (!hasLoneSurrogate(value)) expect(wellFormed).toBe(value);
       }),
+    );
+  });
+});
+
+describe('toStorableExcerpt (a peer\'s error text, cut for a column)', () => {
+  it('given a pair across the cut, then the cut falls before it, not between its halves', () => {
+    expect(toStorableExcerpt(`${'a'.repeat(499)}\u{1F600}b`, 500)).toBe('a'.repeat(499));
+    expect(cutKeepingPairs(`${'a'.repeat(498)}\u{1F600}b`, 500)).toBe(`${'a'.repeat(498)}\u{1F600}`);
+  });
+
+  it('given U+0000 or a lone surrogate, then each becomes U+FFFD', () => {
+    expect(toStorableExcerpt('451 no\u0000pe \uD800!', 500)).toBe('451 no\uFFFDpe \uFFFD!');
+  });
+
+  it('given any string and length, then the result is storable, at most that long, and the start of the cleaned text', () => {
+    fc.assert(
+      fc.property(anyString(40), fc.integer({ min: 1, max: 45 }), (value, max) => {
+        const excerpt = toStorableExcerpt(value, max);
+        expect(isStorableText(excerpt)).toBe(true);
+        expect(excerpt.length).toBeLessThanOrEqual(max);
+        expect(excerpt.length).toBeGreaterThanOrEqual(Math.min(value.length, max) - 1);
+        expect(toStorableText(value).startsWith(excerpt)).toBe(true);
+      }),
+      { numRuns: 500 },
     );
   });
 });
