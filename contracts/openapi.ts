@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiResponsesObject } from 'zod-openapi';
-import { ApiError, docsHeadHtml, ERROR_CATALOGUE, errorBody, escapeHtml, inlineCodeHtml, statusCarriesRetryAfter, type ErrorCode } from './errors';
+import { ApiError, DOCS_NAV_HTML, docsHeadHtml, ERROR_CATALOGUE, errorBody, errorDocUrl, escapeHtml, inlineCodeHtml, statusCarriesRetryAfter, type ErrorCode } from './errors';
 import { admissionOf, documentRows, errorsOf, publicJsonEndpoints, rateLimitPolicy, type Area, type Endpoint, type EndpointId, type RateLimitPolicy } from './endpoints';
 import { operationExamples, type OperationExample } from './examples';
 import { BATCH_MAX_ITEMS, CACHE_STATUSES, ErrorEnvelope } from './http';
@@ -148,6 +148,7 @@ function errorResponses(codes: readonly ErrorCode[], docsUrl: string, { replayab
           code,
           {
             summary: ERROR_CATALOGUE[code].message,
+            description: `What to do: ${ERROR_CATALOGUE[code].action} ([${code}](${errorDocUrl(docsUrl, code)}))`,
             value: {
               error: errorBody(new ApiError(code), docsUrl),
               meta: { request_id: EXAMPLE_REQUEST_ID, credits_charged: charged, credits_remaining: noWorkspace ? null : 99 },
@@ -414,7 +415,7 @@ export function renderDocsIndexHtml(options: DocsPageOptions = {}): string {
 <html lang="en">
 <head><meta charset="utf-8">${docsHeadHtml(options.stylesheetHref)}<title>Company and Person Lookup API</title></head>
 <body>
-<nav class="docs-nav"><a href="/docs">Guide</a><a href="/docs/reference">API reference</a><a href="/docs/errors">Errors</a><a href="/v1/openapi.json">OpenAPI document</a></nav>
+${DOCS_NAV_HTML}
 <h1>Company and Person Lookup API <small>v${API_VERSION}</small></h1>
 <p>Company profiles by company reference or website domain, and a person's public mini profile by profile URL or name.
 Lookups are served from the cache when a copy is fresh enough (<code>max_age</code>, seconds, default 2592000) and fetched live otherwise.</p>

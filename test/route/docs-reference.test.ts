@@ -52,6 +52,22 @@ describe('200', () => {
     expect(docs).toContain('<code>sandbox-timeout</code>');
     expect(docs).toContain('<a href="/docs/errors#timeout">');
   });
+
+  it("/docs/errors is the catalogue of /v1/errors: the envelope's doc_url leads to the code's section, which says what to do", async () => {
+    const missing = (await t.call('GET', '/v1/nope')).json().error;
+    const link = new URL(missing.doc_url);
+    expect([link.pathname, link.hash]).toEqual(['/docs/errors', '#route_not_found']);
+    const page = (await t.call('GET', link.pathname)).body;
+    const catalogue = (await t.call('GET', '/v1/errors')).json().data as { code: string; status: number; action: string; doc_url: string }[];
+    expect([...page.matchAll(/<section id="([a-z_]+)">/g)].map((m) => m[1])).toEqual(catalogue.map((e) => e.code));
+    for (const entry of catalogue) {
+      expect(new URL(entry.doc_url).hash, entry.code).toBe(`#${entry.code}`);
+      const section = page.slice(page.indexOf(`<section id="${entry.code}">`), page.indexOf('</section>', page.indexOf(`<section id="${entry.code}">`)));
+      expect(section, entry.code).toContain(`<dt>HTTP status</dt><dd>${entry.status}</dd>`);
+      expect(section, entry.code).toContain('<dt>What to do</dt>');
+      expect(entry.action.length, entry.code).toBeGreaterThan(20);
+    }
+  });
 });
 
 describe('404', () => {

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { DOCS_ICON_LINK, escapeHtml } from '../../../contracts/errors';
+import { DOCS_ICON_LINK, DOCS_NAV_HTML, escapeHtml } from '../../../contracts/errors';
 import { type StaticAsset, staticAsset } from '../../http/static-assets';
 
 
@@ -64,7 +64,7 @@ export function renderReferenceHtml(openApiPath: string): string {
 ${DOCS_ICON_LINK}<title>API reference: Company and Person Lookup API</title>
 <link rel="stylesheet" href="${docsAssetUrl('docs.css')}"></head>
 <body class="reference">
-<nav class="docs-nav"><a href="/docs">Guide</a><a href="/docs/reference">API reference</a><a href="/docs/errors">Errors</a><a href="${escapeHtml(openApiPath)}">OpenAPI document</a></nav>
+${DOCS_NAV_HTML}
 <redoc spec-url="${escapeHtml(openApiPath)}" disable-search="true" hide-loading="true"></redoc>
 <script src="${docsAssetUrl('redoc.standalone.js')}"></script>
 </body>
