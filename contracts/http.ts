@@ -687,6 +687,9 @@ export const StatementResponse = z
   })
   .meta({ description: 'What the ledger did over `[from, to)`.' });
 
+/** The columns of a statement's `format=csv`, one line per ledger entry (services/finance/statement.ts writes them). */
+export const STATEMENT_CSV_COLUMNS = ['position', 'recorded_at', 'type', 'operation', 'request_id', 'key_id', 'credits', 'balance_after', 'event_hash'] as const;
+
 export const LedgerExportQuery = z.strictObject({
   ...period,
   after: queryInt(0, Number.MAX_SAFE_INTEGER).optional(),
