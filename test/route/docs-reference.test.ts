@@ -22,6 +22,14 @@ describe('200', () => {
     expect(csp).toContain("script-src 'self'");
     expect(csp).toContain("connect-src 'self'");
     expect(page.body).toContain('spec-url="/v1/openapi.json"');
+    // Styles only from this host or under the answer's nonce, which the script run before Redoc's carries.
+    expect(csp).not.toContain('unsafe-inline');
+    const nonce = /style-src 'self' 'nonce-([A-Za-z0-9+/=]{20,})'/.exec(csp)?.[1];
+    expect(nonce).toBeDefined();
+    expect(page.body).toMatch(new RegExp(`<script src="/docs/assets/reference-nonce\\.js\\?v=[^"]+" nonce="${nonce!.replace(/[+/=]/g, (c) => `\\${c}`)}"></script>\\s*<script src="/docs/assets/redoc\\.standalone\\.js`));
+    expect(page.headers['cache-control']).toBe('no-store');
+    const again = await t.call('GET', '/docs/reference');
+    expect(String(again.headers['content-security-policy'])).not.toContain(`'nonce-${nonce}'`);
     const urls = referencedUrls(page.body);
     expect(urls.length).toBeGreaterThanOrEqual(2);
     for (const url of urls) {
