@@ -223,6 +223,8 @@ export const ConsoleLedgerCsvQuery = z.strictObject({
   to: queryDay().meta({ description: 'The UTC day (`YYYY-MM-DD`) the period ends at, excluded: `[from, to)`; not before `from`.' }),
 });
 const ConsoleLedgerEntry = LedgerEntry.extend({ operation: OperationName.nullable().meta({ description: "The charged call's operation; null for a grant." }) });
+/** The columns of `GET /console/v1/ledger.csv`, one line per ledger entry of the period. */
+export const CONSOLE_LEDGER_CSV_COLUMNS = ['position', 'recorded_at', 'type', 'request_id', 'key_id', 'credits', 'balance_after'] as const;
 export const ConsoleLedgerResponse = z.strictObject({
   data: z
     .array(ConsoleLedgerEntry)

@@ -1279,7 +1279,7 @@ export const ENDPOINTS = [
     area: 'console',
     tag: 'Console',
     admission: 'session',
-    summary: 'Delete a webhook endpoint (its pending deliveries are dropped)',
+    summary: 'Delete a webhook endpoint and the watches delivering to it (its pending deliveries are dropped)',
     params: WebhookEndpointPathParams,
     answer: 'empty',
     answerDescription: 'Done.',

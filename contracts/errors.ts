@@ -25,6 +25,8 @@ export interface ErrorCatalogueEntry {
   readonly billing: BillingRule;
   /** Default human message; it may change, clients build on `code`. */
   readonly message: string;
+  /** What the caller should do about it: shown by GET /v1/errors, /docs/errors, the OpenAPI examples and docs/api.md. */
+  readonly action: string;
   /**
    * Seconds advised before a retry when the caller has no better figure. Set exactly for the
    * statuses that always carry `Retry-After` (429, 503, 504).
@@ -39,6 +41,7 @@ export const ERROR_CATALOGUE = {
     retryable: false,
     billing: 'never_charged',
     message: 'The body is not valid JSON or does not match the schema.',
+    action: 'Fix each field `error.details` names (or the body as a whole) and send again; the same request fails the same way.',
   },
   invalid_person_reference: {
     status: 400,
@@ -46,6 +49,7 @@ export const ERROR_CATALOGUE = {
     retryable: false,
     billing: 'never_charged',
     message: '`url` is not a profile URL or a name, or it is a member id.',
+    action: "Send `url` as a profile URL (`…linkedin.com/in/<id>`) or a person's name; a member id (`ACoAA…`) cannot be looked up.",
   },
   invalid_domain: {
     status: 400,
@@ -53,6 +57,7 @@ export const ERROR_CATALOGUE = {
     retryable: false,
     billing: 'never_charged',
     message: '`domain` is not a website on a public domain.',
+    action: 'Send `domain` as a website host or URL on a public domain (`acme.com`), not an IP address, an e-mail address or a single label.',
   },
   invalid_company_reference: {
     status: 400,
@@ -60,6 +65,7 @@ export const ERROR_CATALOGUE = {
     retryable: false,
     billing: 'never_charged',
     message: '`url` is not a company reference.',
+    action: 'Send `url` as a company page URL, slug, numeric id or URN.',
   },
   unauthorized: {
     status: 401,
@@ -67,6 +73,7 @@ export const ERROR_CATALOGUE = {
     retryable: false,
     billing: 'never_charged',
     message: 'The API key is missing, malformed or revoked.',
+    action: 'Send a live or test key of the workspace as `Authorization: Bearer lk_…` or `X-Api-Key`; a revoked key stays refused: create a new one.',
   },
   insufficient_credits: {
     status: 402,
@@ -74,6 +81,7 @@ export const ERROR_CATALOGUE = {
     retryable: false,
     billing: 'never_charged',
     message: 'The workspace balance does not cover the call. Nothing was charged.',
+    action: 'Add credits to the workspace (the operator grants them), then send again; `meta.credits_remaining` shows the balance.',
   },
   not_found: {
     status: 404,
@@ -81,6 +89,7 @@ export const ERROR_CATALOGUE = {
     retryable: false,
     billing: 'not_found_price',
     message: 'No company behind the reference or domain, or no profile at that name.',
+    action: "Do not retry: the answer is definitive, and `error.reason` says what was not found. A lookup's not-found is cached: asking again within `max_age` is answered from the cache, free.",
   },
   unresolvable_id: {
     status: 404,
@@ -88,6 +97,7 @@ export const ERROR_CATALOGUE = {
     retryable: false,
     billing: 'not_found_price',
     message: 'No public company page can be found for the numeric id.',
+    action: "Do not retry the numeric id: if you know the company's page URL or slug, look it up by that.",
   },
   route_not_found: {
     status: 404,
@@ -95,6 +105,7 @@ export const ERROR_CATALOGUE = {
     retryable: false,
     billing: 'never_charged',
     message: 'No endpoint exists at this method and path.',
+    action: 'Check the method and path against the API reference (`/docs/reference`, `/v1/openapi.json`).',
   },
   idempotency_key_in_use: {
     status: 409,
@@ -102,6 +113,7 @@ export const ERROR_CATALOGUE = {
     retryable: true,
     billing: 'never_charged',
     message: 'A request with this Idempotency-Key is still running.',
+    action: 'Retry the same request with the same `Idempotency-Key` in a moment: once the first call has ended, its stored answer is replayed, not charged again.',
   },
   idempotency_key_reused: {
     status: 422,
@@ -109,6 +121,7 @@ export const ERROR_CATALOGUE = {
     retryable: false,
     billing: 'never_charged',
     message: 'The Idempotency-Key was used with a different endpoint or body.',
+    action: 'Use a new `Idempotency-Key` for a different request: a key stays bound to its first endpoint and body for 24 hours.',
   },
   rate_limited: {
     status: 429,
@@ -116,6 +129,7 @@ export const ERROR_CATALOGUE = {
     retryable: true,
     billing: 'never_charged',
     message: 'Too many requests for this API key. Wait for Retry-After.',
+    action: 'Wait `Retry-After` seconds, then retry; pace calls by `RateLimit-Remaining` and `RateLimit-Reset`, or ask the operator for a higher `rate_limit_per_minute` for the key.',
     defaultRetryAfterSeconds: 1,
   },
   concurrency_limited: {
@@ -124,6 +138,7 @@ export const ERROR_CATALOGUE = {
     retryable: true,
     billing: 'never_charged',
     message: "Too many of the workspace's lookups are in flight. Retry after Retry-After.",
+    action: 'Wait `Retry-After` seconds, then retry; run fewer lookups at once (`max_concurrency`, default 8), or send them as one `POST /v1/batch`.',
     defaultRetryAfterSeconds: 1,
   },
   upstream_error: {
@@ -132,6 +147,7 @@ export const ERROR_CATALOGUE = {
     retryable: true,
     billing: 'refunded',
     message: 'The data could not be fetched because of an unexpected error.',
+    action: 'Retry with backoff; the charge was refunded. On a lookup or search, `on_error: "stale"` has a cached copy answer instead.',
   },
   parse_error: {
     status: 502,
@@ -139,6 +155,7 @@ export const ERROR_CATALOGUE = {
     retryable: false,
     billing: 'refunded',
     message: 'The data was fetched but could not be read.',
+    action: 'Do not retry at once: the same data is likely to fail again. On a lookup or search, `on_error: "stale"` has a cached copy answer instead; report the `request_id` if it persists.',
   },
   blocked: {
     status: 503,
@@ -146,6 +163,7 @@ export const ERROR_CATALOGUE = {
     retryable: true,
     billing: 'refunded',
     message: 'The data cannot be fetched right now. Retry after Retry-After.',
+    action: 'Wait `Retry-After` seconds, then retry; the charge was refunded. On a lookup or search, `on_error: "stale"` has a cached copy answer instead.',
     defaultRetryAfterSeconds: 30,
   },
   source_rate_limited: {
@@ -154,6 +172,7 @@ export const ERROR_CATALOGUE = {
     retryable: true,
     billing: 'refunded',
     message: 'Fetching is being slowed down right now. Retry after Retry-After.',
+    action: 'Wait `Retry-After` seconds, then retry, sending fewer live fetches (a larger `max_age` serves more from the cache); the charge was refunded.',
     defaultRetryAfterSeconds: 10,
   },
   no_capacity: {
@@ -162,6 +181,7 @@ export const ERROR_CATALOGUE = {
     retryable: true,
     billing: 'never_charged',
     message: 'New lookups cannot be taken now. Nothing was charged.',
+    action: 'Wait `Retry-After` seconds, then retry; nothing was charged.',
     defaultRetryAfterSeconds: 1,
   },
   timeout: {
@@ -170,6 +190,7 @@ export const ERROR_CATALOGUE = {
     retryable: true,
     billing: 'refunded',
     message: 'No definitive answer arrived in time.',
+    action: 'Wait `Retry-After` seconds, then retry; the charge was refunded. On a lookup or search, `on_error: "stale"` has a cached copy answer instead.',
     defaultRetryAfterSeconds: 5,
   },
   internal_error: {
@@ -178,6 +199,7 @@ export const ERROR_CATALOGUE = {
     retryable: true,
     billing: 'refunded',
     message: "A failure on the service's side.",
+    action: 'Retry with backoff; the charge was refunded. If it persists, report the `request_id`.',
   },
   // Beyond the contract's table: a dependency of ours (database, Redis) is unreachable for a
   // moment. The caller did nothing wrong and may retry; whatever was charged is refunded.
@@ -187,6 +209,7 @@ export const ERROR_CATALOGUE = {
     retryable: true,
     billing: 'refunded',
     message: 'The service cannot complete calls right now. Retry after Retry-After.',
+    action: 'Wait `Retry-After` seconds, then retry; whatever was charged is refunded.',
     defaultRetryAfterSeconds: 2,
   },
   // Beyond the contract's table: for the workspace console. The caller is signed in
@@ -198,6 +221,7 @@ export const ERROR_CATALOGUE = {
     retryable: false,
     billing: 'never_charged',
     message: 'Signed in, but not allowed to do this.',
+    action: "See `error.reason`: sign in as an owner (`not_owner`), call from the console's own pages with the session's CSRF token (`csrf`), or use a live key (`test_key`).",
   },
 } as const satisfies Record<string, ErrorCatalogueEntry>;
 
@@ -388,6 +412,8 @@ export interface ErrorCatalogueListEntry {
   retryable: boolean;
   billing: BillingRule;
   message: string;
+  /** What the caller should do about it. */
+  action: string;
   doc_url: string;
   /** The `error.reason` values it may carry (empty: none). */
   reasons: { reason: ErrorReason; meaning: string }[];
@@ -405,6 +431,7 @@ export function errorCatalogueList(docsUrl: string): { data: ErrorCatalogueListE
         retryable: entry.retryable,
         billing: entry.billing,
         message: entry.message,
+        action: entry.action,
         doc_url: errorDocUrl(docsUrl, code),
         reasons: reasonsOf(code),
       };
@@ -424,6 +451,18 @@ function billingText(rule: BillingRule, notFoundPrices: string): string {
   }
 }
 
+/** Whether the code's charge comes back, in a word or two: the summary table of /docs/errors. */
+function refundedText(rule: BillingRule): string {
+  switch (rule) {
+    case 'never_charged':
+      return 'nothing charged';
+    case 'not_found_price':
+      return 'no: not-found price';
+    case 'refunded':
+      return 'yes, automatically';
+  }
+}
+
 /** Text with `code spans`, as HTML: escaped, each backtick pair a <code> element (never literal backticks). */
 export function inlineCodeHtml(text: string): string {
   return escapeHtml(text).replace(/`([^`]+)`/g, '<code>$1</code>');
@@ -437,6 +476,10 @@ export function escapeHtml(text: string): string {
     .replace(/"/g, '&quot;')
     .replace(/'/g, '&#39;');
 }
+
+/** The links atop every docs page (/docs, /docs/errors, /docs/reference). */
+export const DOCS_NAV_HTML =
+  '<nav class="docs-nav"><a href="/docs">Guide</a><a href="/docs/reference">API reference</a><a href="/docs/errors">Errors</a><a href="/v1/openapi.json">OpenAPI document</a></nav>';
 
 /** No icon of their own: an empty one, so browsers do not ask for /favicon.ico (a 404). */
 export const DOCS_ICON_LINK = '<link rel="icon" href="data:,">';
@@ -456,31 +499,42 @@ export function renderErrorsDocHtml(docsUrl: string, notFoundPrices: string, sty
     const reasons = reasonsOf(code);
     const reasonList = reasons.length === 0 ? '' : `<dt>error.reason</dt><dd><ul>${reasons.map((r) => `<li><code>${r.reason}</code>: ${inlineCodeHtml(r.meaning)}</li>`).join('')}</ul></dd>\n`;
     const retryAfter = statusCarriesRetryAfter(entry.status)
-      ? '<p>Sent with a <code>Retry-After</code> header and <code>error.retry_after_seconds</code>.</p>'
+      ? ' Sent with a <code>Retry-After</code> header and <code>error.retry_after_seconds</code>.'
       : '';
     return `<section id="${code}">
-<h2><code>${code}</code></h2>
+<h2><a href="#${code}"><code>${code}</code></a></h2>
 <dl>
 <dt>HTTP status</dt><dd>${entry.status}</dd>
 <dt>error.type</dt><dd><code>${entry.type}</code></dd>
 <dt>Retryable</dt><dd>${entry.retryable ? 'yes' : 'no'}</dd>
 <dt>Billing</dt><dd>${inlineCodeHtml(billingText(entry.billing, notFoundPrices))}</dd>
+<dt>Meaning</dt><dd>${inlineCodeHtml(entry.message)}</dd>
+<dt>What to do</dt><dd>${inlineCodeHtml(entry.action)}${retryAfter}</dd>
 ${reasonList}</dl>
-<p>${inlineCodeHtml(entry.message)}</p>
-${retryAfter}
 </section>`;
+  }).join('\n');
+  const summary = ERROR_CODES.map((code) => {
+    const entry: ErrorCatalogueEntry = ERROR_CATALOGUE[code];
+    return `<tr><td><a href="#${code}"><code>${code}</code></a></td><td>${entry.status}</td><td>${entry.retryable ? 'yes' : 'no'}</td><td>${refundedText(entry.billing)}</td></tr>`;
   }).join('\n');
   return `<!doctype html>
 <html lang="en">
 <head><meta charset="utf-8">${docsHeadHtml(stylesheetHref)}<title>Errors: Company and Person Lookup API</title></head>
 <body>
-<nav class="docs-nav"><a href="/docs">Guide</a><a href="/docs/reference">API reference</a><a href="/docs/errors">Errors</a></nav>
+${DOCS_NAV_HTML}
 <h1>Errors</h1>
 <p>Every error has the envelope <code>{"error": {type, code, message, retryable, doc_url, retry_after_seconds?, details?, reason?}, "meta": {request_id, credits_charged, credits_remaining}}</code>.
-Build on <code>error.code</code>; the message may change. The same catalogue is served as JSON by <code>GET /v1/errors</code>.</p>
+Build on <code>error.code</code>; the message may change. <code>error.doc_url</code> links to the code's entry on this page (<code>/docs/errors#&lt;code&gt;</code>).
+The same catalogue is served as JSON by <a href="/v1/errors"><code>GET /v1/errors</code></a>.</p>
 <p>For <code>invalid_request</code>, <code>error.details</code> lists <code>{field, issue, message}</code> with <code>issue</code> one of
-required, invalid_type, too_small, too_big, unknown_field, invalid_json, unsupported_content_type.</p>
+${DETAIL_ISSUES.map((issue) => `<code>${issue}</code>`).join(', ')}.</p>
 <p>Back to the <a href="${escapeHtml(docsUrl.replace(/\/+$/, ''))}">documentation</a>.</p>
+<table>
+<thead><tr><th>Code</th><th>HTTP</th><th>Retryable</th><th>Refunded</th></tr></thead>
+<tbody>
+${summary}
+</tbody>
+</table>
 ${sections}
 </body>
 </html>

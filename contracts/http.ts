@@ -446,7 +446,8 @@ export const ErrorCatalogueEntrySchema = z
     type: z.enum(ERROR_TYPES).meta({ description: 'Its `error.type`.' }),
     retryable: z.boolean().meta({ description: 'True if the same request can succeed later.' }),
     billing: z.enum(['never_charged', 'not_found_price', 'refunded']).meta({ description: '`never_charged`, `not_found_price` (the lookup not-found price, free from the cache) or `refunded` (charged, then refunded: X-Credits-Charged shows 0).' }),
-    message: z.string().meta({ description: 'The default message.' }),
+    message: z.string().meta({ description: 'The default message: what it means.' }),
+    action: z.string().meta({ description: 'What the caller should do about it.' }),
     doc_url: z.string().meta({ description: 'Its entry in the error reference.' }),
     reasons: z
       .array(z.strictObject({ reason: z.enum(ERROR_REASON_NAMES).meta({ description: 'The value of `error.reason`.' }), meaning: z.string().meta({ description: 'What it tells the caller.' }) }))
@@ -685,6 +686,9 @@ export const StatementResponse = z
     last_position: nonNegativeInt().nullable().meta({ description: "The log position of the period's last entry; null when it has none." }),
   })
   .meta({ description: 'What the ledger did over `[from, to)`.' });
+
+/** The columns of a statement's `format=csv`, one line per ledger entry (services/finance/statement.ts writes them). */
+export const STATEMENT_CSV_COLUMNS = ['position', 'recorded_at', 'type', 'operation', 'request_id', 'key_id', 'credits', 'balance_after', 'event_hash'] as const;
 
 export const LedgerExportQuery = z.strictObject({
   ...period,

@@ -1,12 +1,12 @@
 import { z } from 'zod';
 import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiResponsesObject } from 'zod-openapi';
-import { ApiError, docsHeadHtml, ERROR_CATALOGUE, errorBody, escapeHtml, inlineCodeHtml, statusCarriesRetryAfter, type ErrorCode } from './errors';
+import { ApiError, DOCS_NAV_HTML, docsHeadHtml, ERROR_CATALOGUE, errorBody, errorDocUrl, escapeHtml, inlineCodeHtml, statusCarriesRetryAfter, type ErrorCode } from './errors';
 import { admissionOf, documentRows, errorsOf, publicJsonEndpoints, rateLimitPolicy, type Area, type Endpoint, type EndpointId, type RateLimitPolicy } from './endpoints';
 import { operationExamples, type OperationExample } from './examples';
 import { BATCH_MAX_ITEMS, CACHE_STATUSES, ErrorEnvelope } from './http';
 import { priceSentence } from './prices';
 import { IDEMPOTENCY_KEY_MAX_CHARS } from './validation';
-import { CONSOLE_SECURITY_SCHEME, CONSOLE_TAG, CSRF_HEADER } from './console';
+import { CONSOLE_SECURITY_SCHEME, CONSOLE_TAG, CSRF_HEADER, SESSION_COOKIE } from './console';
 
 /**
  * The OpenAPI 3.1 descriptions of the public API (the console's calls included, tag `Console`)
@@ -148,6 +148,7 @@ function errorResponses(codes: readonly ErrorCode[], docsUrl: string, { replayab
           code,
           {
             summary: ERROR_CATALOGUE[code].message,
+            description: `What to do: ${ERROR_CATALOGUE[code].action} ([${code}](${errorDocUrl(docsUrl, code)}))`,
             value: {
               error: errorBody(new ApiError(code), docsUrl),
               meta: { request_id: EXAMPLE_REQUEST_ID, credits_charged: charged, credits_remaining: noWorkspace ? null : 99 },
@@ -193,32 +194,48 @@ const SECURITY: Record<ReturnType<typeof admissionOf>, { security?: Record<strin
 /** The content of the success answer, by the row's kind of answer. */
 function successContent(row: Endpoint, example: OperationExample | undefined): Record<string, { schema: z.ZodType; example?: unknown }> | undefined {
   if (row.answer === 'empty') return undefined;
-  if (row.answer === 'csv') return { 'text/csv': { schema: z.string() } };
+  const csv = { 'text/csv': { schema: z.string(), ...(example?.csv === undefined ? {} : { example: example.csv }) } };
+  if (row.answer === 'csv') return csv;
   if (row.answer === 'html' || row.answer === 'raw') throw new Error(`${row.id} is not in an OpenAPI document`);
   return {
-    'application/json': { schema: row.answer, ...(example === undefined ? {} : { example: example.answer }) },
-    ...(row.csv ? { 'text/csv': { schema: z.string() } } : {}),
+    'application/json': { schema: row.answer, ...(example?.answer === undefined ? {} : { example: example.answer }) },
+    ...(row.csv ? csv : {}),
   };
 }
 
-/** Who sends the credential a curl example carries, by admission; the console's session is the browser's. */
-const CURL_AUTH: Record<ReturnType<typeof admissionOf>, string | undefined> = {
-  apiKey: '-H "Authorization: Bearer $API_KEY"',
-  public: '',
-  session: undefined,
-  admin: '-H "Authorization: Bearer $ADMIN_TOKEN"',
-};
+/**
+ * The credential a curl example carries, by admission: the console's session is its cookie (from
+ * sign-in's `Set-Cookie`) and, on a change, the CSRF token of `GET /console/v1/session`.
+ */
+function curlAuth(row: Endpoint): string[] {
+  switch (admissionOf(row)) {
+    case 'apiKey':
+      return ['-H "Authorization: Bearer $API_KEY"'];
+    case 'public':
+      return [];
+    case 'admin':
+      return ['-H "Authorization: Bearer $ADMIN_TOKEN"'];
+    case 'session':
+      return [`-b "${SESSION_COOKIE}=$SESSION"`, ...(row.method === 'GET' ? [] : [`-H "${CSRF_HEADER}: $CSRF_TOKEN"`])];
+  }
+}
 
-/** A curl call of the operation (Redoc's request sample), with its example body; none for the console's session calls. */
-function curlSample(row: Endpoint, request: unknown): { 'x-codeSamples'?: { lang: string; label: string; source: string }[] } {
-  const auth = CURL_AUTH[admissionOf(row)];
-  if (auth === undefined) return {};
-  const lines = [`curl -X ${row.method} "$API_URL${row.path}"`, auth];
+/** The operation's address with the example's path values and query string. */
+function exampleUrl(row: Endpoint, example: OperationExample | undefined): string {
+  const path = row.path.replace(/\{(\w+)\}/g, (whole, name: string) => (example?.params?.[name] === undefined ? whole : encodeURIComponent(example.params[name])));
+  // Colons of instants stay as they are: allowed in a query, easier to read.
+  const query = example?.query === undefined ? '' : `?${new URLSearchParams(example.query).toString().replaceAll('%3A', ':')}`;
+  return `$API_URL${path}${query}`;
+}
+
+/** A curl call of the operation (Redoc's request sample), with its example's path, query and body. */
+function curlSample(row: Endpoint, example: OperationExample | undefined): { 'x-codeSamples': { lang: string; label: string; source: string }[] } {
+  const lines = [`curl -X ${row.method} "${exampleUrl(row, example)}"`, ...curlAuth(row)];
   if (row.body !== undefined) {
     lines.push('-H "Content-Type: application/json"');
-    if (request !== undefined) lines.push(`-d '${JSON.stringify(request).replaceAll("'", "'\\''")}'`);
+    if (example?.request !== undefined) lines.push(`-d '${JSON.stringify(example.request).replaceAll("'", "'\\''")}'`);
   }
-  return { 'x-codeSamples': [{ lang: 'Shell', label: 'curl', source: lines.filter((line) => line !== '').join(' \\\n  ') }] };
+  return { 'x-codeSamples': [{ lang: 'Shell', label: 'curl', source: lines.join(' \\\n  ') }] };
 }
 
 function operation(row: Endpoint, docsUrl: string): ZodOpenApiOperationObject {
@@ -239,7 +256,7 @@ function operation(row: Endpoint, docsUrl: string): ZodOpenApiOperationObject {
     ...(row.body === undefined
       ? {}
       : { requestBody: { required: true, content: { 'application/json': { schema: row.body, ...(example?.request === undefined ? {} : { example: example.request }) } } } }),
-    ...curlSample(row, example?.request),
+    ...curlSample(row, example),
     responses: {
       [String(row.status)]: {
         description: row.answerDescription ?? row.summary,
@@ -414,7 +431,7 @@ export function renderDocsIndexHtml(options: DocsPageOptions = {}): string {
 <html lang="en">
 <head><meta charset="utf-8">${docsHeadHtml(options.stylesheetHref)}<title>Company and Person Lookup API</title></head>
 <body>
-<nav class="docs-nav"><a href="/docs">Guide</a><a href="/docs/reference">API reference</a><a href="/docs/errors">Errors</a><a href="/v1/openapi.json">OpenAPI document</a></nav>
+${DOCS_NAV_HTML}
 <h1>Company and Person Lookup API <small>v${API_VERSION}</small></h1>
 <p>Company profiles by company reference or website domain, and a person's public mini profile by profile URL or name.
 Lookups are served from the cache when a copy is fresh enough (<code>max_age</code>, seconds, default 2592000) and fetched live otherwise.</p>

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { SESSION_COOKIE } from '../../contracts/console';
+import { CONSOLE_LEDGER_CSV_COLUMNS, SESSION_COOKIE } from '../../contracts/console';
 import type { EndpointId } from '../../contracts/endpoints';
 import { ApiError } from '../../contracts/errors';
 import { toCsv } from '../common/csv';
@@ -172,7 +172,7 @@ export const consoleRoutes = fp<{ accounts: ReturnType<typeof consoleAccounts> }
         if (query.to < query.from) throw new ApiError('invalid_request', { details: [{ field: 'to', issue: 'too_small', message: '`to` is before `from`.' }] });
         const entries = await readModels.ledgerBetween(workspaceId, new Date(`${query.from}T00:00:00Z`), new Date(`${query.to}T00:00:00Z`));
         const csv = toCsv(
-          ['position', 'recorded_at', 'type', 'request_id', 'key_id', 'credits', 'balance_after'],
+          CONSOLE_LEDGER_CSV_COLUMNS,
           entries.map((e) => [e.position, e.recorded_at, e.type, e.request_id, e.key_id, e.credits, e.balance_after]),
         );
         reply.header('Content-Disposition', `attachment; filename="ledger-${workspaceId}-${query.from}-${query.to}.csv"`);

@@ -6,6 +6,7 @@
  */
 
 import { ApiError } from '../../contracts/errors';
+import { STATEMENT_CSV_COLUMNS } from '../../contracts/http';
 import { toCsv } from '../common/csv';
 
 /** One ledger entry, as it goes to the statement's CSV: each is one event of the log. */
@@ -105,7 +106,6 @@ export function statementOf(workspaceId: string, period: { from: string; to: str
   };
 }
 
-const STATEMENT_CSV_COLUMNS = ['position', 'recorded_at', 'type', 'operation', 'request_id', 'key_id', 'credits', 'balance_after', 'event_hash'] as const;
 
 const statementCsvRow = (l: StatementLine) => [l.position, l.recorded_at, l.type, l.operation, l.request_id, l.key_id, l.credits, l.balance_after, l.event_hash];
 

@@ -48,7 +48,7 @@ export function requestStoryOf(events: readonly LoggedEvent[], workspaceId: stri
           key_id: c.key_id,
           recorded_at: completed!.recordedAt,
           outcome: c.outcome,
-          status: c.error_code !== null && isErrorCode(c.error_code) ? ERROR_CATALOGUE[c.error_code].status : 200,
+          status: answeredStatus(c),
           cache_status: c.cache_status,
           credits_charged: c.credits_charged,
           error_code: c.error_code,
@@ -58,4 +58,14 @@ export function requestStoryOf(events: readonly LoggedEvent[], workspaceId: stri
     content_hash: fetched ? String((fetched.data as EventData<'ProfileFetched'>).content_hash) : null,
     events: ours.map((e) => ({ position: e.position, stream: e.stream, type: e.type, recorded_at: e.recordedAt })),
   };
+}
+
+/**
+ * The status the call answered: a success is a 200 even with an `error_code`, which on a STALE
+ * answer names the failed fetch the copy stood in for (docs/adr/0022); otherwise the code's
+ * status from the error catalogue.
+ */
+function answeredStatus(c: Pick<EventData<'LookupCompleted'>, 'outcome' | 'error_code'>): number {
+  if (c.outcome === 'success' || c.error_code === null || !isErrorCode(c.error_code)) return 200;
+  return ERROR_CATALOGUE[c.error_code].status;
 }

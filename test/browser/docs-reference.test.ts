@@ -71,7 +71,7 @@ describe.runIf(available)('the docs pages in Chromium', { timeout: 90_000 }, () 
       page.on('request', (request) => {
         if (!request.url().startsWith(server.url) && !request.url().startsWith('data:')) foreignRequests.push(request.url());
       });
-      await page.goto(`${server.url}/docs/reference`);
+      const answer = await page.goto(`${server.url}/docs/reference`);
       await page.waitForSelector('[data-section-id*="operation/"]', { timeout: 60_000 });
       // Redoc's section ids end in `operation/<operationId>`.
       const rendered = new Set(
@@ -84,6 +84,23 @@ describe.runIf(available)('the docs pages in Chromium', { timeout: 90_000 }, () 
       expect(operationIds.length).toBeGreaterThan(10);
       expect([...rendered].sort()).toEqual([...new Set(operationIds)].sort());
       expect(await page.getByText('/v1/company', { exact: true }).count()).toBeGreaterThan(0);
+      // Under a CSP without 'unsafe-inline' for styles: Redoc's style elements carry the answer's
+      // nonce and style it (its menu sticks), also after opening a section and an error answer.
+      if (width >= 1280) await page.locator('.menu-content').getByText('Console', { exact: true }).first().click();
+      await page.locator('button:visible:has-text("404")').first().click();
+      const styling = await page.evaluate(() => {
+        const g = globalThis as any;
+        return {
+          nonces: [...g.document.querySelectorAll('style')].map((style: any) => style.nonce as string),
+          styledRules: g.document.querySelector('style[data-styled]').sheet.cssRules.length as number,
+          menu: g.getComputedStyle(g.document.querySelector('.menu-content')).position as string,
+        };
+      });
+      expect(styling.styledRules).toBeGreaterThan(100);
+      if (width >= 1280) expect(styling.menu).toBe('sticky');
+      expect(styling.nonces.length).toBeGreaterThanOrEqual(2);
+      expect(new Set(styling.nonces).size).toBe(1);
+      expect(String(answer!.headers()['content-security-policy'])).toContain(`style-src 'self' 'nonce-${styling.nonces[0]}'`);
       const overflow = await page.evaluate(() => {
         const doc = (globalThis as any).document.documentElement;
         return { scroll: doc.scrollWidth, width: (globalThis as any).innerWidth };

@@ -22,6 +22,14 @@ describe('200', () => {
     expect(csp).toContain("script-src 'self'");
     expect(csp).toContain("connect-src 'self'");
     expect(page.body).toContain('spec-url="/v1/openapi.json"');
+    // Styles only from this host or under the answer's nonce, which the script run before Redoc's carries.
+    expect(csp).not.toContain('unsafe-inline');
+    const nonce = /style-src 'self' 'nonce-([A-Za-z0-9+/=]{20,})'/.exec(csp)?.[1];
+    expect(nonce).toBeDefined();
+    expect(page.body).toMatch(new RegExp(`<script src="/docs/assets/reference-nonce\\.js\\?v=[^"]+" nonce="${nonce!.replace(/[+/=]/g, (c) => `\\${c}`)}"></script>\\s*<script src="/docs/assets/redoc\\.standalone\\.js`));
+    expect(page.headers['cache-control']).toBe('no-store');
+    const again = await t.call('GET', '/docs/reference');
+    expect(String(again.headers['content-security-policy'])).not.toContain(`'nonce-${nonce}'`);
     const urls = referencedUrls(page.body);
     expect(urls.length).toBeGreaterThanOrEqual(2);
     for (const url of urls) {
@@ -51,6 +59,22 @@ describe('200', () => {
     expect(docs).toContain('href="/docs/reference"');
     expect(docs).toContain('<code>sandbox-timeout</code>');
     expect(docs).toContain('<a href="/docs/errors#timeout">');
+  });
+
+  it("/docs/errors is the catalogue of /v1/errors: the envelope's doc_url leads to the code's section, which says what to do", async () => {
+    const missing = (await t.call('GET', '/v1/nope')).json().error;
+    const link = new URL(missing.doc_url);
+    expect([link.pathname, link.hash]).toEqual(['/docs/errors', '#route_not_found']);
+    const page = (await t.call('GET', link.pathname)).body;
+    const catalogue = (await t.call('GET', '/v1/errors')).json().data as { code: string; status: number; action: string; doc_url: string }[];
+    expect([...page.matchAll(/<section id="([a-z_]+)">/g)].map((m) => m[1])).toEqual(catalogue.map((e) => e.code));
+    for (const entry of catalogue) {
+      expect(new URL(entry.doc_url).hash, entry.code).toBe(`#${entry.code}`);
+      const section = page.slice(page.indexOf(`<section id="${entry.code}">`), page.indexOf('</section>', page.indexOf(`<section id="${entry.code}">`)));
+      expect(section, entry.code).toContain(`<dt>HTTP status</dt><dd>${entry.status}</dd>`);
+      expect(section, entry.code).toContain('<dt>What to do</dt>');
+      expect(entry.action.length, entry.code).toBeGreaterThan(20);
+    }
   });
 });
 

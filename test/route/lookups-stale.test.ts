@@ -61,6 +61,9 @@ describe('200 STALE', () => {
       ledger: [['LookupCharged', -1]],
       completed: [expect.objectContaining({ outcome: 'success', cache_status: 'STALE', credits_charged: 1, error_code: 'upstream_error' })],
     });
+    // The console's story of the call says what it answered: 200 from the copy, not the failed fetch's 502.
+    const story = await t.readModels.requestStory(workspaceId, answer.json().meta.request_id);
+    expect(story).toMatchObject({ call: { status: 200, cache_status: 'STALE', credits_charged: 1, error_code: 'upstream_error' }, refund: null });
   });
 
   it('a domain (blocked), a person (parse_error) and a search (source_rate_limited): each its copy, each at its price', async () => {

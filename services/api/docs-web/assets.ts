@@ -1,6 +1,7 @@
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { DOCS_ICON_LINK, escapeHtml } from '../../../contracts/errors';
+import { DOCS_ICON_LINK, DOCS_NAV_HTML, escapeHtml } from '../../../contracts/errors';
 import { type StaticAsset, staticAsset } from '../../http/static-assets';
 
 
@@ -35,12 +36,32 @@ function withoutRemoteLogo(bundle: string): string {
 }
 
 /**
+ * Run before Redoc's bundle, under the page's nonce: every style element the page's scripts create
+ * carries that nonce, so the CSP needs no 'unsafe-inline' for styles. Redoc's own `nonce` option
+ * cannot do it: the standalone bundle reads it from the `<redoc>` element's attributes, which the
+ * browser empties (nonce hiding), and the bundle injects its scrollbar CSS before any option is
+ * read (docs/adr/0029-api-reference-redoc.md). Only the document's own createElement is wrapped.
+ */
+const REFERENCE_NONCE_JS = `(function () {
+  var nonce = document.currentScript.nonce;
+  var create = document.createElement.bind(document);
+  document.createElement = function (name, options) {
+    var element = create(name, options);
+    if (String(name).toLowerCase() === 'style') element.nonce = nonce;
+    return element;
+  };
+})();
+`;
+
+/**
  * The files of /docs/assets: Redoc's standalone browser bundle (served from this host, so the
- * reference loads nothing from elsewhere) and the docs' style sheet.
+ * reference loads nothing from elsewhere), the script that gives its style elements the page's
+ * nonce, and the docs' style sheet.
  */
 function loadStaticAssets(): ReadonlyMap<string, StaticAsset> {
   const files: [string, string, Buffer][] = [
     ['redoc.standalone.js', 'text/javascript; charset=utf-8', Buffer.from(withoutRemoteLogo(readFileSync(requireFromHere.resolve('redoc/bundles/redoc.standalone.js'), 'utf8')))],
+    ['reference-nonce.js', 'text/javascript; charset=utf-8', Buffer.from(REFERENCE_NONCE_JS)],
     ['docs.css', 'text/css; charset=utf-8', Buffer.from(DOCS_CSS)],
   ];
   return new Map(files.map(([name, type, body]) => [name, staticAsset(type, body)]));
@@ -53,19 +74,32 @@ export const docsAssets = (): ReadonlyMap<string, StaticAsset> => (loaded ??= lo
 /** The versioned URL of a docs asset, cached for good by browsers and proxies. */
 export const docsAssetUrl = (name: string): string => `/docs/assets/${name}?v=${docsAssets().get(name)!.version}`;
 
+/** A fresh nonce per answer of the reference page: 128 random bits, base64. */
+export const newStyleNonce = (): string => randomBytes(16).toString('base64');
+
+/**
+ * The reference page's CSP: scripts and style sheets from this host only; style elements only with
+ * the page's nonce (Redoc's, through reference-nonce.js). Style attributes need nothing: Redoc
+ * (React) sets them through the CSSOM, which the CSP does not govern.
+ */
+export const referenceCsp = (nonce: string): string =>
+  `default-src 'none'; script-src 'self'; style-src 'self' 'nonce-${nonce}'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`;
+
 /**
  * The API reference: Redoc renders the public OpenAPI document in the page. The `<redoc>` element
- * is how the standalone bundle starts itself, so the page carries no inline script.
+ * is how the standalone bundle starts itself, so the page carries no inline script. `nonce`: the
+ * one of this answer's CSP (referenceCsp), for Redoc's style elements.
  */
-export function renderReferenceHtml(openApiPath: string): string {
+export function renderReferenceHtml(openApiPath: string, nonce: string): string {
   return `<!doctype html>
 <html lang="en">
 <head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 ${DOCS_ICON_LINK}<title>API reference: Company and Person Lookup API</title>
 <link rel="stylesheet" href="${docsAssetUrl('docs.css')}"></head>
 <body class="reference">
-<nav class="docs-nav"><a href="/docs">Guide</a><a href="/docs/reference">API reference</a><a href="/docs/errors">Errors</a><a href="${escapeHtml(openApiPath)}">OpenAPI document</a></nav>
+${DOCS_NAV_HTML}
 <redoc spec-url="${escapeHtml(openApiPath)}" disable-search="true" hide-loading="true"></redoc>
+<script src="${docsAssetUrl('reference-nonce.js')}" nonce="${escapeHtml(nonce)}"></script>
 <script src="${docsAssetUrl('redoc.standalone.js')}"></script>
 </body>
 </html>

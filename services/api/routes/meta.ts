@@ -11,7 +11,7 @@ import { docsUrlFor, publicBaseUrl } from '../../http/public-url';
 import type { FastifyRequest } from 'fastify';
 import { ENDPOINTS } from '../../../contracts/endpoints';
 import { SANDBOX_TRIGGER_ERRORS } from '../../sandbox/fixed';
-import { docsAssets, docsAssetUrl, renderReferenceHtml } from '../docs-web/assets';
+import { docsAssets, docsAssetUrl, newStyleNonce, referenceCsp, renderReferenceHtml } from '../docs-web/assets';
 
 /**
  * The HTML pages are static text and links: they load nothing, run nothing, and are never framed
@@ -25,15 +25,11 @@ const DOCS_PAGE_HEADERS = {
 };
 
 /**
- * The reference runs one script, Redoc's bundle from this host, which fetches the OpenAPI document
- * from this host. Redoc styles itself through styled-components, which writes style elements, so
- * styles may be inline; scripts may not.
+ * The reference runs scripts from this host only (Redoc's bundle, which fetches the OpenAPI
+ * document from this host); Redoc's style elements carry the nonce of the answer (referenceCsp),
+ * so no inline style needs 'unsafe-inline'. A page with a fresh nonce each time is never stored.
  */
-const REFERENCE_PAGE_HEADERS = {
-  ...DOCS_PAGE_HEADERS,
-  'content-security-policy':
-    "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
-};
+const referencePageHeaders = (nonce: string) => ({ ...DOCS_PAGE_HEADERS, 'content-security-policy': referenceCsp(nonce), 'cache-control': 'no-store' });
 
 /** Distinct base URLs whose OpenAPI document is kept (only a trusted proxy can make more than one). */
 const OPENAPI_CACHE_ENTRIES = 16;
@@ -95,7 +91,10 @@ export const metaRoutes = fp(
     );
 
     const openApiPath = ENDPOINTS.find((row) => row.id === 'openapi')!.path;
-    route(app, 'docsReference', async ({ reply }) => reply.headers(REFERENCE_PAGE_HEADERS).send(renderReferenceHtml(openApiPath)));
+    route(app, 'docsReference', async ({ reply }) => {
+      const nonce = newStyleNonce();
+      return reply.headers(referencePageHeaders(nonce)).send(renderReferenceHtml(openApiPath, nonce));
+    });
 
     route(app, 'docsAsset', async ({ req, reply }) => {
       return sendStaticAsset(req, reply, docsAssets());

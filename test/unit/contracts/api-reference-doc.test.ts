@@ -69,13 +69,14 @@ describe('docs/api.md', () => {
     }
   });
 
-  it('lists every error code with the catalogue status, type and retry flag', () => {
+  it('lists every error code with the catalogue status, type, retry flag and what to do', () => {
     for (const code of ERROR_CODES) {
       const line = rows.find((l) => cells(l)[0] === `\`${code}\``);
       expect(line, code).toBeDefined();
       const entry = ERROR_CATALOGUE[code];
       expect(cells(line!).slice(1, 4)).toEqual([String(entry.status), `\`${entry.type}\``, entry.retryable ? 'yes' : 'no']);
       expect(cells(line!)[4]).toMatch(entry.billing === 'refunded' ? /^refunded/ : entry.billing === 'never_charged' ? /^never charged/ : /^not-found price/);
+      expect(cells(line!)[5], `${code}: copy its action from contracts/errors.ts`).toBe(entry.action);
     }
   });
 });

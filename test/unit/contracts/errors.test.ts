@@ -11,6 +11,8 @@ import {
   reasonsOf,
   errorBody,
   errorCatalogueList,
+  errorDocUrl,
+  inlineCodeHtml,
   isApiError,
   isErrorCode,
   renderErrorsDocHtml,
@@ -148,6 +150,28 @@ describe('errors documentation', () => {
     expect(byCode.get('invalid_request')).toEqual(expect.arrayContaining(['invitation_used', 'invitation_cancelled', 'common_password']));
     expect(new Set(list.data.flatMap((e) => e.reasons.map((r) => r.reason)))).toEqual(new Set(ERROR_REASON_NAMES));
     for (const entry of list.data) for (const r of entry.reasons) expect(r.meaning.length, r.reason).toBeGreaterThan(10);
+  });
+
+  it('GET /v1/errors and the HTML page say for each code what the caller should do, from the one catalogue', () => {
+    const list = errorCatalogueList('http://localhost:3000/docs');
+    const html = renderErrorsDocHtml('http://localhost:3000/docs', '1 credit by company reference');
+    for (const code of ERROR_CODES) {
+      const action = ERROR_CATALOGUE[code].action;
+      expect(list.data.find((e) => e.code === code)!.action, code).toBe(action);
+      const section = html.slice(html.indexOf(`<section id="${code}">`), html.indexOf('</section>', html.indexOf(`<section id="${code}">`)));
+      expect(section, code).toContain(`<dt>What to do</dt><dd>${inlineCodeHtml(action)}`);
+      expect(section, code).toContain(`<dt>Meaning</dt><dd>${inlineCodeHtml(ERROR_CATALOGUE[code].message)}</dd>`);
+    }
+  });
+
+  it('the HTML page opens with a table of every code linking to its anchor, with its status, retry flag and refund', () => {
+    const html = renderErrorsDocHtml('http://localhost:3000/docs', '1 credit by company reference');
+    expect(html).toContain('<tr><td><a href="#timeout"><code>timeout</code></a></td><td>504</td><td>yes</td><td>yes, automatically</td></tr>');
+    expect(html).toContain('<tr><td><a href="#no_capacity"><code>no_capacity</code></a></td><td>503</td><td>yes</td><td>nothing charged</td></tr>');
+    expect(html).toContain('<tr><td><a href="#not_found"><code>not_found</code></a></td><td>404</td><td>no</td><td>no: not-found price</td></tr>');
+    // Each anchor the table links to is a section the envelope's doc_url points at.
+    for (const [, code] of html.matchAll(/<a href="#([a-z_]+)">/g)) expect(html, code).toContain(`<section id="${code}">`);
+    expect(errorDocUrl('http://localhost:3000/docs', 'timeout')).toBe('http://localhost:3000/docs/errors#timeout');
   });
 
   it('the HTML page lists the reasons of each code in its section', () => {

@@ -23,7 +23,7 @@ export async function request() {
   set('#story-operation', c?.operation ?? '—');
   set('#story-key', c ? keyName(keys, c.key_id) : '—');
   set('#story-time', when(c?.recorded_at));
-  set('#story-status', c ? `${c.status}${c.error_code ? ` ${c.error_code}` : ''} (${c.outcome === 'error' ? 'an error' : c.outcome === 'not_found' ? 'not found: an answer' : 'found'})` : 'not ended');
+  set('#story-status', c ? statusText(c) : 'not ended');
   set('#story-cache', c?.cache_status ?? '—');
   set('#story-charged', c ? `${fmt(c.credits_charged)} credits` : '—');
   set('#story-refund', story.refund ? `${fmt(story.refund.credits)} credits (${story.refund.cause}), ${when(story.refund.recorded_at)}` : 'no');
@@ -41,4 +41,10 @@ export async function request() {
   $('#story').hidden = false;
   for (const section of document.querySelectorAll<HTMLElement>('[data-story]')) section.hidden = false;
   $('#story').dataset.requestId = story.request_id;
+}
+
+/** A STALE call answered 200 with a cached copy; its `error_code` is the failed fetch the copy stood in for. */
+function statusText(c: NonNullable<RequestStory['call']>): string {
+  if (c.cache_status === 'STALE') return `${c.status} (found: a cached copy, the live fetch failed with ${c.error_code ?? 'an error'})`;
+  return `${c.status}${c.error_code ? ` ${c.error_code}` : ''} (${c.outcome === 'error' ? 'an error' : c.outcome === 'not_found' ? 'not found: an answer' : 'found'})`;
 }
