@@ -7,13 +7,14 @@ import type { EventStore } from '../eventstore/event-store';
 import type { TransactionExecutor } from '../eventstore/sql';
 import type { SubscriptionHandler } from '../eventstore/subscription';
 import type { RecordedEvent } from '../eventstore/types';
+import { opensOrMovesBalance } from '../ledger/workspace-state';
 import { decideBalanceAlert, type AlertState, type BalanceMove } from './balance-alert-rule';
 
 /** Where a workspace's alert events live: apart from its ledger stream (chain, audit). */
 export const balanceAlertsStream = (workspaceId: string) => `balance-alerts-${workspaceId}`;
 
-/** The ledger events that move a balance, and which way. */
-const MOVES: Record<string, BalanceMove['kind']> = { LookupCharged: 'debit', CreditsGranted: 'credit', LookupRefunded: 'credit', WorkspaceCreated: 'credit' };
+/** Which way a balance event moves the balance for the alert: a charge takes, the others give or open. */
+const moveOf = (e: RecordedEvent): BalanceMove['kind'] => (e.type === 'LookupCharged' ? 'debit' : 'credit');
 
 /** A workspace's threshold: set, removed (null) or read. Setting it arms the alert. */
 export class BalanceThresholds {
@@ -48,7 +49,7 @@ export function balanceAlertsHandler(store: EventStore, options: { consoleUrl: (
     name: 'balance-alerts',
     async handle(tx: TransactionExecutor, events: RecordedEvent[]) {
       // A test call's charge of 0 is no crossing, even while the balance sits below the threshold.
-      const moves = events.filter((e) => MOVES[e.type] !== undefined && !isTestCall(e.data as { mode?: KeyMode }));
+      const moves = events.filter((e) => opensOrMovesBalance(e) && !isTestCall(e.data as { mode?: KeyMode }));
       if (moves.length === 0) return;
       const workspaceIds = [...new Set(moves.map((e) => (e.data as { workspace_id: string }).workspace_id))];
       const { rows: alertRows } = await tx.query<{ workspace_id: string; low_balance_threshold: string; armed: boolean }>(
@@ -68,7 +69,7 @@ export function balanceAlertsHandler(store: EventStore, options: { consoleUrl: (
         const balanceAfter = balanceAt.get(event.position);
         if (balanceAfter === undefined) continue;
         const state = states.get(workspaceId)!;
-        const decided = decideBalanceAlert(state, { kind: MOVES[event.type]!, balanceAfter });
+        const decided = decideBalanceAlert(state, { kind: moveOf(event), balanceAfter });
         if (decided.next.armed !== state.armed) changed.add(workspaceId);
         states.set(workspaceId, decided.next);
         if (decided.fire) await fire(tx, event as RecordedEvent<EventData<'LookupCharged'>>, balanceAfter, state.threshold!);
