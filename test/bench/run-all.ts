@@ -10,6 +10,10 @@
 //   BENCH_MEMORY_SECONDS=60             the one-run memory check (RSS every 5 s; default 60)
 //   BENCH_ONLY=postgres|pglite          one half alone (does not rewrite docs/performance.md)
 //   BENCH_ONLY=profile                  only the profiled PostgreSQL+Redis cache-hit run (e)
+//   BENCH_ONLY=latency                  only issue 27's scenarios: (a), (b) and (g) interleaved, then (h), the
+//                                       writes per hit and the "Issue 27 targets" block (no PGlite: its p99 shows "-")
+//   BENCH_STEADY_SECONDS=10             seconds per rate of (h), split over the rounds (default 10)
+//   BENCH_STEADY_RATES=250,1000,4000    the rates of (h), requests per second
 //   BENCH_VARIANT=NAME=value            one more PostgreSQL instance with that setting, interleaved (A/B)
 //
 // A whole run writes its summary (machine, table, CPU per request per process from /proc, memory,
@@ -35,6 +39,13 @@
 //      After the rounds, Redis' keys of the run's API keys and workspaces, sampled during a 2 s load
 //      on both instances; after (e), rows, bytes and index sizes of the tables that grow per charged
 //      call (storage-figures.ts)
+//   g) the naive service of issue 27 (naive-service.ts: Fastify, a Redis rate limit written as
+//      @fastify/rate-limit's store does it, one PostgreSQL transaction per call, the same body) on a
+//      scratch database of its own, in the same rounds as (a) and (b)
+//   h) (a) at fixed arrival rates (BENCH_STEADY_RATES) over 16 connections from an open-loop
+//      generator (open-loop.ts: latency from the instant each request was due, so queueing counts),
+//      the rates interleaved in the same rounds; around them, every table's writes per charged hit
+//      (pg_stat_user_tables: rows, index entries, bytes). Then the "Issue 27 targets" block
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
@@ -46,8 +57,13 @@ import { type Budget, type MeasuredHit, serverCpuBudget, throughputBudget, verdi
 import { readMainProfile, summarizeProfile, type ProfileSummary } from './cpu-profile';
 import type { ChildMessage, ParentMessage } from './server-child';
 import { cpuBetween, machineDescription, postgresBackendsOf, postgresServerProcesses, readCpu, redisServer, rssMb, singleProcess, type ProcessGroup } from './proc-stats';
-import { measureStorage, type RedisKeySample, redisLines, sampleRedisKeys, type StorageFigures, storageLines } from './storage-figures';
+import {
+  measureStorage, perChargedCall, readTableWrites, type RedisKeySample, redisLines, sampleRedisKeys, type StorageFigures, storageLines, writesLines,
+  writesPerHit, type WritesPerHit,
+} from './storage-figures';
 import { benchSeconds, createScratchDatabase, DATABASE_URL, fmt, machineLoad, ratio, REDIS_URL, table } from './support';
+import { runOpenLoop } from './open-loop';
+import { percentile, summarize, type LatencySummary } from './rate-schedule';
 
 const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url)).replace(/\/$/, '');
 const SERVER_CHILD = fileURLToPath(new URL('./server-child.ts', import.meta.url));
@@ -81,6 +97,11 @@ const PG_IDEMPOTENT = 'PostgreSQL+Redis, cache hit + Idempotency-Key';
 const PG_TWO_INSTANCES = 'PostgreSQL+Redis, cache hit, 2 instances on one database';
 const LITE_HIT = 'PGlite, cache hit (shedding bound lifted)';
 const LITE_IDEMPOTENT = 'PGlite, cache hit + Idempotency-Key (shedding bound lifted)';
+const NAIVE = 'naive service (Redis rate limit, 1 transaction per call)';
+
+/** The steady-rate scenario (h): connections, and the rates offered. */
+const STEADY_CONNECTIONS = 16;
+const steadyRates = () => (process.env.BENCH_STEADY_RATES ?? '250,1000,4000').split(',').map(Number).filter((n) => n > 0);
 
 // ---------------------------------------------------------------------------------------------
 // Server children
@@ -93,7 +114,7 @@ interface ServerChild {
   stop(): Promise<void>;
 }
 
-async function startChild(mode: 'api' | 'bare', env: Record<string, string>, extraExecArgv: string[] = []): Promise<ServerChild> {
+async function startChild(mode: 'api' | 'bare' | 'naive', env: Record<string, string>, extraExecArgv: string[] = []): Promise<ServerChild> {
   const childEnv: NodeJS.ProcessEnv = { ...process.env };
   for (const name of CONFIG_VARIABLES) delete childEnv[name];
   Object.assign(childEnv, env);
@@ -235,9 +256,6 @@ interface LoadResult {
   loadGeneratorUsPerRequest: number;
   instances: InstanceResult[];
 }
-
-const percentile = (sorted: number[], p: number) =>
-  sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]! : NaN;
 
 /** One instance's figures in one scenario, summed over its slices. */
 class InstanceTally {
@@ -470,14 +488,16 @@ const chargedTarget = async (api: ServerChild, ws: Workspace, name: string, idem
 
 // ---------------------------------------------------------------------------------------------
 
-async function benchPostgres(seconds: number) {
+async function benchPostgres(seconds: number, latencyOnly: boolean) {
   const database = await createScratchDatabase('bench_http');
+  const naiveDatabase = await createScratchDatabase('bench_naive');
   let results: LoadResult[] = [];
   let hitBody: unknown;
   let profile: { summary: ProfileSummary; result: LoadResult } | undefined;
   let memory: MemoryRun | undefined;
   let storage: StorageFigures | undefined;
   let redisKeys: RedisKeySample[] | undefined;
+  let steady: SteadyRun | undefined;
   try {
     const env = { PORT: '0', DATABASE_URL: database.url, SOURCE_URL: 'sandbox', REDIS_URL, ADMIN_TOKEN, LOG_LEVEL: 'silent' };
     // BENCH_ONLY=profile: only the profiled run below (a quick look at where the CPU goes).
@@ -488,67 +508,202 @@ async function benchPostgres(seconds: number) {
       console.log(`PostgreSQL + Redis: first lookup x-cache ${first.cache} (the cache is warm from here on)`);
       const servers = [postgresBackendsOf(database.name), postgresServerProcesses(), redisServer()];
       const hit = await chargedTarget(api, ws, 'hit', false, servers);
-      const idempotent = await chargedTarget(api, ws, 'hit-idempotent', true, servers);
+      const idempotent = latencyOnly ? undefined : await chargedTarget(api, ws, 'hit-idempotent', true, servers);
       hitBody = (await lookupOnce(api.url, hit.key)).body;
       const bare = await startChild('bare', { BENCH_BARE_BODY: JSON.stringify(hitBody) });
+      const naive = await startChild('naive', {
+        BENCH_BARE_BODY: JSON.stringify(hitBody),
+        BENCH_NAIVE_DATABASE_URL: naiveDatabase.url,
+        BENCH_NAIVE_REDIS_URL: REDIS_URL,
+        BENCH_NAIVE_KEY: hit.key,
+        BENCH_NAIVE_CREDITS: String(CREDITS),
+        BENCH_NAIVE_MAX_PER_MINUTE: String(RATE_LIMIT_PER_MINUTE),
+      });
       // A second instance on the same database, Redis and workspace: the scaling scenario.
-      const second = await startChild('api', env);
+      const second = latencyOnly ? undefined : await startChild('api', env);
       // BENCH_VARIANT=NAME=value: one more instance on the same database with that variable set,
       // interleaved with the others (A/B of a change behind a temporary switch).
       const variantEnv = process.env.BENCH_VARIANT?.split('=');
       const variant = variantEnv ? await startChild('api', { ...env, [variantEnv[0]!]: variantEnv.slice(1).join('=') }) : undefined;
       try {
-        const twoInstances = await chargedTargets([api, second], ws, 'two-instances', false, servers);
+        const bareTarget: Target = { url: bare.url, key: hit.key, idempotent: false, processes: [singleProcess('service', bare.pid)] };
+        const naiveTarget: Target = {
+          url: naive.url,
+          key: hit.key,
+          idempotent: false,
+          processes: [singleProcess('service', naive.pid), postgresBackendsOf(naiveDatabase.name), postgresServerProcesses(), redisServer()],
+        };
+        if ((await call(`${naive.url}/v1/company`, 'POST', JSON.parse(LOOKUP_BODY), { authorization: `Bearer ${hit.key}` })).status !== 200) {
+          throw new Error('the naive service did not answer 200 before the load');
+        }
+        const twoInstances = second ? await chargedTargets([api, second], ws, 'two-instances', false, servers) : undefined;
         const scenarios: { name: string; target: Target | Target[] }[] = [
           { name: PG_HIT, target: hit },
-          { name: BARE, target: { url: bare.url, key: hit.key, idempotent: false, processes: [singleProcess('service', bare.pid)] } },
-          { name: PG_IDEMPOTENT, target: idempotent },
-          { name: PG_TWO_INSTANCES, target: twoInstances },
+          { name: BARE, target: bareTarget },
+          { name: NAIVE, target: naiveTarget },
         ];
+        if (idempotent) scenarios.push({ name: PG_IDEMPOTENT, target: idempotent });
+        if (twoInstances) scenarios.push({ name: PG_TWO_INSTANCES, target: twoInstances });
         if (variant) scenarios.push({ name: `PostgreSQL+Redis, cache hit, ${process.env.BENCH_VARIANT}`, target: await chargedTarget(variant, ws, 'variant', false, servers) });
         results = await interleave(scenarios, seconds);
-        [redisKeys] = await Promise.all([
-          sleep(REDIS_SAMPLE_SECONDS * 500).then(() => sampleRedisKeys(database.url, REDIS_URL)),
-          runSlice(twoInstances, REDIS_SAMPLE_SECONDS, new Tally('Redis sample')),
-        ]);
-        memory = await memoryRun(hit, api.pid, benchSeconds(60, 'BENCH_MEMORY_SECONDS'));
+        steady = await steadyRun(hit, bareTarget, database.url, benchSeconds(10, 'BENCH_STEADY_SECONDS'));
+        if (twoInstances) {
+          [redisKeys] = await Promise.all([
+            sleep(REDIS_SAMPLE_SECONDS * 500).then(() => sampleRedisKeys(database.url, REDIS_URL)),
+            runSlice(twoInstances, REDIS_SAMPLE_SECONDS, new Tally('Redis sample')),
+          ]);
+        }
+        if (!latencyOnly) memory = await memoryRun(hit, api.pid, benchSeconds(60, 'BENCH_MEMORY_SECONDS'));
       } finally {
         await bare.stop();
-        await second.stop();
+        await naive.stop();
+        await second?.stop();
         await variant?.stop();
       }
     } finally {
       await api.stop();
     }
 
-    // The same cache-hit load on a profiled instance (same database, cache already warm). Only the
-    // latest profile is kept (about 1 MB each).
-    for (const old of readdirSync(RUN_DIR).filter((f) => f.startsWith('cpuprof-'))) rmSync(resolve(RUN_DIR, old), { recursive: true, force: true });
-    const profileDir = resolve(RUN_DIR, `cpuprof-${Date.now()}`);
-    mkdirSync(profileDir, { recursive: true });
-    const profiled = await startChild('api', env, ['--cpu-prof', `--cpu-prof-dir=${profileDir}`]);
-    const tally = new Tally('PostgreSQL+Redis, cache hit, under --cpu-prof');
-    let window: { startUs: number; endUs: number };
-    try {
-      const profiledWs = await createWorkspace(profiled.url);
-      if (!api) await lookupOnce(profiled.url, await profiledWs.newKey('warm-up')); // the cache is cold in a profile-only run
-      const target = await chargedTarget(profiled, profiledWs, 'profiled', false);
-      await runSlice(target, WARM_UP_SECONDS, new Tally('warm-up'));
-      const startUs = await profiled.mark('start');
-      // No balance or /metrics reads around this run: the window holds the load and nothing else.
-      await runSlice({ ...target, workspace: undefined, metricsUrl: undefined }, seconds, tally);
-      window = { startUs, endUs: await profiled.mark('end') };
-    } finally {
-      await profiled.stop();
-    }
-    const result = tally.result();
-    console.log(`  ${result.scenario}: ${fmt(result.requestsPerSecond)} req/s, non-2xx ${result.non2xx}; profile under ${profileDir} (gitignored)`);
-    profile = { summary: summarizeProfile(readMainProfile(profileDir), REPO_ROOT, window), result };
+    if (!latencyOnly) profile = await profiledRun(env, seconds, !api);
     storage = await measureStorage(database.url);
   } finally {
     await database.drop();
+    await naiveDatabase.drop();
   }
-  return { results, hitBody, profile, memory, storage, redisKeys };
+  return { results, hitBody, profile, memory, storage, redisKeys, steady };
+}
+
+/**
+ * The same cache-hit load on a profiled instance (same database, cache already warm unless
+ * `coldCache`). Only the latest profile is kept (about 1 MB each).
+ */
+async function profiledRun(env: Record<string, string>, seconds: number, coldCache: boolean) {
+  for (const old of readdirSync(RUN_DIR).filter((f) => f.startsWith('cpuprof-'))) rmSync(resolve(RUN_DIR, old), { recursive: true, force: true });
+  const profileDir = resolve(RUN_DIR, `cpuprof-${Date.now()}`);
+  mkdirSync(profileDir, { recursive: true });
+  const profiled = await startChild('api', env, ['--cpu-prof', `--cpu-prof-dir=${profileDir}`]);
+  const tally = new Tally('PostgreSQL+Redis, cache hit, under --cpu-prof');
+  let window: { startUs: number; endUs: number };
+  try {
+    const profiledWs = await createWorkspace(profiled.url);
+    if (coldCache) await lookupOnce(profiled.url, await profiledWs.newKey('warm-up')); // the cache is cold in a profile-only run
+    const target = await chargedTarget(profiled, profiledWs, 'profiled', false);
+    await runSlice(target, WARM_UP_SECONDS, new Tally('warm-up'));
+    const startUs = await profiled.mark('start');
+    // No balance or /metrics reads around this run: the window holds the load and nothing else.
+    await runSlice({ ...target, workspace: undefined, metricsUrl: undefined }, seconds, tally);
+    window = { startUs, endUs: await profiled.mark('end') };
+  } finally {
+    await profiled.stop();
+  }
+  const result = tally.result();
+  console.log(`  ${result.scenario}: ${fmt(result.requestsPerSecond)} req/s, non-2xx ${result.non2xx}; profile under ${profileDir} (gitignored)`);
+  return { summary: summarizeProfile(readMainProfile(profileDir), REPO_ROOT, window), result };
+}
+
+/** One offered rate of the steady-rate scenario (h) on one target, summed over its slices. */
+interface SteadyResult {
+  scenario: string;
+  rate: number;
+  seconds: number;
+  scheduled: number;
+  ok2xx: number;
+  non2xx: number;
+  errors: number;
+  statusCodes: string;
+  firstError: string | undefined;
+  /** Answers a second, from each slice's first due instant to its last answer. */
+  achieved: number;
+  latency: LatencySummary;
+  /** p99 of how late the generator queued a request after its due instant (its own lateness, in the latencies too). */
+  dispatchLagP99: number;
+  /** µs per answered request, per serving process group (/proc), and of this process (the generator). */
+  cpuPerRequestUs: Map<string, number>;
+  loadGeneratorUsPerRequest: number;
+  load: string;
+}
+
+interface SteadyRun {
+  results: SteadyResult[];
+  /** Every table's writes per charged hit over the whole steady-rate scenario (warm-up included). */
+  writes: WritesPerHit[];
+  hits: number;
+}
+
+/**
+ * (h): the charged hit, and the bare route as the floor of what the generator and the machine add,
+ * at each fixed arrival rate over STEADY_CONNECTIONS connections, interleaved over ROUNDS rounds;
+ * every table's write counters read before and after (each reading waits for PostgreSQL to flush
+ * the backends' counters). Only the charged hit writes, so the writes are per charged hit.
+ */
+async function steadyRun(charged: Target, bare: Target, databaseUrl: string, seconds: number): Promise<SteadyRun> {
+  const rates = steadyRates();
+  const runs = [{ scenario: PG_HIT, target: charged }, { scenario: BARE, target: bare }].flatMap((s) => rates.map((rate) => ({ ...s, rate })));
+  const acc = runs.map(() => ({ latencies: [] as number[], lags: [] as number[], scheduled: 0, ok2xx: 0, non2xx: 0, errors: 0, elapsed: 0, generator: 0,
+    statuses: new Map<number, number>(), cpu: new Map<string, number>(), loads: [] as number[], firstError: undefined as string | undefined }));
+  console.log(`  steady rates ${rates.join(', ')} req/s, ${STEADY_CONNECTIONS} connections, open loop: reading the tables' write counters first`);
+  const writesBefore = await readTableWrites(databaseUrl);
+  const balanceBefore = await charged.workspace?.balance();
+  const slice = (target: Target, rate: number, sliceSeconds: number, id: string) =>
+    runOpenLoop({
+      url: target.url, path: '/v1/company', headers: { 'content-type': 'application/json', authorization: `Bearer ${target.key}` }, body: LOOKUP_BODY,
+      ratePerSecond: rate, connections: STEADY_CONNECTIONS, seconds: sliceSeconds, idHeader: target.idempotent ? 'idempotency-key' : 'x-bench-id', idPrefix: id,
+    });
+  // Untimed: one second at the lowest rate on each target, so the first slice does not open the connections.
+  for (const target of [charged, bare]) await slice(target, Math.min(...rates), 1, `steady-warm-up-${Date.now()}`);
+  for (let round = 0; round < ROUNDS; round++) {
+    // Rate by rate, the two targets one after the other: each pair meets the same background load.
+    for (const i of rates.flatMap((_, r) => [r, rates.length + r])) {
+      const { scenario, target, rate } = runs[i]!;
+      const processes = mergeGroups(target.processes ?? []);
+      const a = acc[i]!;
+      a.loads.push(loadavg()[0]!);
+      const cpuBefore = readCpu(processes);
+      const generatorBefore = process.cpuUsage();
+      const r = await slice(target, rate, seconds / ROUNDS, `steady-${rate}-${round}-${Date.now()}`);
+      const generator = process.cpuUsage(generatorBefore);
+      for (const [name, spent] of cpuBetween(cpuBefore, readCpu(processes))) a.cpu.set(name, (a.cpu.get(name) ?? 0) + spent);
+      a.generator += (generator.user + generator.system) / 1e6;
+      a.loads.push(loadavg()[0]!);
+      for (const x of r.latencies) a.latencies.push(x);
+      for (const x of r.dispatchLags) a.lags.push(x);
+      for (const [code, n] of r.statusCounts) a.statuses.set(code, (a.statuses.get(code) ?? 0) + n);
+      a.scheduled += r.scheduled;
+      a.ok2xx += r.ok2xx;
+      a.non2xx += r.non2xx;
+      a.errors += r.errors;
+      a.firstError ??= r.firstError;
+      a.elapsed += r.elapsedSeconds;
+      const s = summarize(r.latencies);
+      console.log(`    round ${round + 1}/${ROUNDS} ${scenario}, ${rate} req/s offered: ${fmt(r.ok2xx / r.elapsedSeconds)} answered/s, p50 ${fmt(s.p50, 2)} ms, p99 ${fmt(s.p99, 2)} ms (${machineLoad()})`);
+    }
+  }
+  console.log('  steady rates done: reading the tables\' write counters again');
+  const balanceAfter = await charged.workspace?.balance();
+  const writesAfter = await readTableWrites(databaseUrl);
+  const hits = balanceBefore !== undefined && balanceAfter !== undefined ? balanceBefore - balanceAfter : 0;
+  const results = runs.map(({ scenario, rate }, i): SteadyResult => {
+    const a = acc[i]!;
+    const answered = a.ok2xx + a.non2xx;
+    return {
+      scenario,
+      rate,
+      seconds,
+      scheduled: a.scheduled,
+      ok2xx: a.ok2xx,
+      non2xx: a.non2xx,
+      errors: a.errors,
+      statusCodes: [...a.statuses].map(([code, n]) => `${code}:${n}`).join(' '),
+      firstError: a.firstError,
+      achieved: answered / a.elapsed,
+      latency: summarize(a.latencies),
+      dispatchLagP99: percentile(Float64Array.from(a.lags).sort(), 99),
+      cpuPerRequestUs: new Map([...a.cpu].map(([name, spent]) => [name, (spent / answered) * 1e6])),
+      loadGeneratorUsPerRequest: (a.generator / answered) * 1e6,
+      load: `load average ${Math.min(...a.loads).toFixed(1)}-${Math.max(...a.loads).toFixed(1)}`,
+    };
+  });
+  return { results, writes: hits > 0 ? writesPerHit(writesBefore, writesAfter, hits) : [], hits };
 }
 
 interface MemoryRun {
@@ -633,6 +788,7 @@ function printHttpResults(results: LoadResult[], hitBody: unknown) {
   say(`  with Idempotency-Key / without (PGlite, bound lifted)   ${rate(liteIdem, liteHit)}`);
   say(`  PGlite (bound lifted) / PostgreSQL+Redis (cache hit)    ${rate(liteHit, pgHit)}`);
   say(`  2 instances / 1 instance on one database (cache hit)    ${rate(pgTwo, pgHit)}`);
+  say(`  charged cache hit / naive service (PostgreSQL+Redis)    ${rate(pgHit, by(NAIVE))}`);
   const bad = results.filter((r) => r.non2xx > 0 || r.errors > 0);
   say(bad.length === 0 ? 'every response was 2xx' : `NOT every response was 2xx: ${bad.map((r) => r.scenario).join(', ')}`);
 }
@@ -819,6 +975,84 @@ function printBudgets(pgHit: LoadResult, bare: LoadResult, liteHit: LoadResult |
   );
 }
 
+/** Issue 27's targets, and its figures when it was opened (measured from outside, the same bench). */
+const ISSUE_27 = { steadyRate: 1000, steadyP50: 1.5, steadyP99: 8, bareRatio: 0.2, naiveRatio: 8, cpuPerHitUs: 120, liteP99: 30 };
+
+/** The steady-rate scenario (h): latency as a caller sees it at each offered rate. */
+function printSteady(steady: SteadyRun) {
+  const first = steady.results[0];
+  say(`\n== Steady rate: ${STEADY_CONNECTIONS} connections, open loop, ${first ? first.seconds : '-'} s per rate and target in ${ROUNDS} interleaved rounds ==`);
+  const rows: (string | number)[][] = [
+    ['scenario', 'offered req/s', 'answered/s', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms', '2xx', 'non-2xx', 'errors', 'server CPU µs/hit', 'generator CPU µs/req', 'generator late p99 ms', 'load'],
+  ];
+  for (const r of steady.results) {
+    const server = [...r.cpuPerRequestUs.values()].reduce((a, b) => a + b, 0);
+    rows.push([r.scenario, fmt(r.rate), fmt(r.achieved), fmt(r.latency.p50, 2), fmt(r.latency.p90, 2), fmt(r.latency.p99, 2), fmt(r.latency.max, 1), r.ok2xx, r.non2xx, r.errors,
+      fmt(server), fmt(r.loadGeneratorUsPerRequest), fmt(r.dispatchLagP99, 2), r.load]);
+  }
+  say(table(rows));
+  for (const r of steady.results) if (r.non2xx > 0 || r.errors > 0) say(`  ${r.scenario}, ${fmt(r.rate)} req/s: status codes ${r.statusCodes}; errors ${r.errors}${r.firstError ? ` (first: ${r.firstError})` : ''}`);
+  say(
+    '(latency: from the instant each request was due to the end of its answer, queueing for a free connection included; ' +
+      '"generator late": how late this process queued a request after its due instant (its timer, its event loop, the CPU it got), already inside the latencies; ' +
+      'generator CPU: this process (open-loop.ts), on the same cores; ' +
+      'server CPU: the service (+ for the charged hit its PostgreSQL backends, PostgreSQL\'s shared processes and redis-server), /proc, per answer; ' +
+      'the bare route sends the same body: its latencies are what the generator and the machine add)',
+  );
+  if (steady.writes.length > 0) {
+    say(`\n== Writes per charged hit, every table (over the steady-rate scenario) ==`);
+    for (const line of writesLines(steady.writes, steady.hits)) say(line);
+  }
+}
+
+/** Issue 27's figures, each beside its target, from this run only ("-" where this run did not measure it). */
+function printIssue27Targets(results: LoadResult[], steady: SteadyRun | undefined, storage: StorageFigures | undefined) {
+  const by = (scenario: string) => results.find((r) => r.scenario === scenario);
+  const [pgHit, bare, naive, liteHit] = [by(PG_HIT), by(BARE), by(NAIVE), by(LITE_HIT)];
+  const atRate = steady?.results.find((r) => r.scenario === PG_HIT && r.rate === ISSUE_27.steadyRate);
+  const bareAtRate = steady?.results.find((r) => r.scenario === BARE && r.rate === ISSUE_27.steadyRate);
+  const T = ISSUE_27;
+  const verdict = (value: number, ok: boolean) => (Number.isFinite(value) ? (ok ? 'met' : 'NOT met') : '-');
+  const shown = (value: number, text: string) => (Number.isFinite(value) ? text : '-');
+  const serverCpu = pgHit ? [...pgHit.cpuPerRequestUs.values()].reduce((a, b) => a + b, 0) : NaN;
+  const bareRatio = pgHit && bare ? pgHit.requestsPerSecond / bare.requestsPerSecond : NaN;
+  const naiveRatio = pgHit && naive ? pgHit.requestsPerSecond / naive.requestsPerSecond : NaN;
+  const [p50, p99] = [atRate?.latency.p50 ?? NaN, atRate?.latency.p99 ?? NaN];
+  const litePercentile = liteHit?.p99 ?? NaN;
+  say('\n== Issue 27 targets (this run) ==');
+  say(table([
+    ['figure', 'measured', 'target', '', 'when issue 27 was opened'],
+    [`steady ${fmt(T.steadyRate)} req/s, ${STEADY_CONNECTIONS} connections: p50 / p99`, Number.isFinite(p50) ? `${fmt(p50, 2)} ms / ${fmt(p99, 2)} ms` : '-',
+      `<= ${T.steadyP50} ms / <= ${T.steadyP99} ms`, verdict(p99, p50 <= T.steadyP50 && p99 <= T.steadyP99), '4 ms / 38 ms'],
+    [`saturated, ${CONNECTIONS} connections: charged hit / bare Fastify, same body`, shown(bareRatio, bareRatio.toFixed(3)), `>= ${T.bareRatio}`, verdict(bareRatio, bareRatio >= T.bareRatio), '0.077'],
+    [`saturated, ${CONNECTIONS} connections: charged hit / naive service`, shown(naiveRatio, `${naiveRatio.toFixed(2)}x`), `>= ${T.naiveRatio}x`, verdict(naiveRatio, naiveRatio >= T.naiveRatio), '2.2-4.1x'],
+    ['server CPU per charged hit, service + PostgreSQL + Redis (saturated)', shown(serverCpu, `${fmt(serverCpu)} µs`), `<= ${T.cpuPerHitUs} µs`, verdict(serverCpu, serverCpu <= T.cpuPerHitUs), '~242 µs'],
+    [`embedded (PGlite) saturated p99, ${CONNECTIONS} connections`, shown(litePercentile, `${fmt(litePercentile, 1)} ms`), `<= ${T.liteP99} ms`, verdict(litePercentile, litePercentile <= T.liteP99), '52 ms'],
+  ]));
+  if (storage && storage.chargedCalls > 0) {
+    const per = perChargedCall(storage);
+    say(`bytes per charged hit on disk, ${per.tables.join(' + ')}: ${fmt(per.bytes)} B (when opened: 1,949 B)`);
+    say(`index entries per charged hit, ${per.tables.join(' + ')}: ${per.indexEntries.toFixed(1)} (rows x the indexes covering them, after the run; when opened: ~16)`);
+  }
+  if (steady && steady.writes.length > 0) {
+    const sum = (pick: (w: WritesPerHit) => number) => steady.writes.reduce((a, w) => a + pick(w), 0);
+    say(
+      `every table, over the steady-rate scenario: ${sum((w) => w.inserted + w.updated + w.deleted).toFixed(2)} rows written, ` +
+        `${sum((w) => w.indexEntries).toFixed(1)} index entries, ${fmt(sum((w) => w.bytes))} B of file growth per charged hit (${steady.writes.map((w) => w.table).join(', ')})`,
+    );
+  }
+  const loads = [pgHit, bare, naive].flatMap((r) => (r ? [`${r.scenario}: ${r.load}`] : []));
+  if (atRate) loads.push(`steady ${fmt(T.steadyRate)} req/s: ${atRate.load}`);
+  if (atRate && pgHit) {
+    say(
+      `${fmt(T.steadyRate)} req/s is ${(T.steadyRate / pgHit.requestsPerSecond).toFixed(2)} x the charged hit's saturated throughput in this run ` +
+        `(${fmt(pgHit.requestsPerSecond)} req/s at ${CONNECTIONS} connections; the issue's figure was taken at about a quarter of it)`,
+    );
+  }
+  if (bareAtRate) say(`bare Fastify at the same steady ${fmt(T.steadyRate)} req/s (the generator's and the machine's share): p50 ${fmt(bareAtRate.latency.p50, 2)} ms, p99 ${fmt(bareAtRate.latency.p99, 2)} ms`);
+  if (loads.length > 0) say(`(machine load: ${loads.join('; ')})`);
+}
+
 const PERFORMANCE_DOC = resolve(REPO_ROOT, 'docs', 'performance.md');
 const SCALING_DOC = resolve(REPO_ROOT, 'docs', 'scaling.md');
 const BEGIN = '<!-- bench:begin (written by npm run bench; edit outside these markers) -->';
@@ -887,20 +1121,28 @@ async function main() {
   mkdirSync(RUN_DIR, { recursive: true });
   console.log(`Lookup API benchmark: ${seconds} s per scenario, ${CONNECTIONS} connections; PostgreSQL ${DATABASE_URL}, Redis ${REDIS_URL}; ${machineLoad()}`);
   // BENCH_ONLY=postgres or pglite: that half alone (quick looks; the table then lacks the other rows).
+  // BENCH_ONLY=latency: issue 27's scenarios alone (see the top of this file).
   const only = process.env.BENCH_ONLY;
-  const pg = only === 'pglite' ? { results: [], hitBody: undefined, profile: undefined, memory: undefined, storage: undefined, redisKeys: undefined } : await benchPostgres(seconds);
-  const lite = only === 'postgres' || only === 'profile' ? [] : await benchPglite(seconds);
+  const latencyOnly = only === 'latency';
+  const pg =
+    only === 'pglite'
+      ? { results: [], hitBody: undefined, profile: undefined, memory: undefined, storage: undefined, redisKeys: undefined, steady: undefined }
+      : await benchPostgres(seconds, latencyOnly);
+  const lite = only === 'postgres' || only === 'profile' || latencyOnly ? [] : await benchPglite(seconds);
   say(`Machine: ${machineDescription()}`);
   printHttpResults([...pg.results, ...lite], pg.hitBody);
   printCpuAndTargets([...pg.results, ...lite], pg.memory);
+  if (pg.steady) printSteady(pg.steady);
   printScaling([...pg.results, ...lite], pg.storage, pg.redisKeys);
   if (pg.profile) printProfile(pg.profile);
+  printIssue27Targets([...pg.results, ...lite], pg.steady, pg.storage);
   // A partial run (BENCH_ONLY, BENCH_VARIANT) does not replace the figures of a whole one.
   if (!only && !process.env.BENCH_VARIANT) {
     writeDoc(PERFORMANCE_DOC, report, seconds);
     writeDoc(SCALING_DOC, scalingReport, seconds);
   }
 
+  if (latencyOnly) return;
   if (process.env.BENCH_SKIP_EVENTSTORE === '1') {
     console.log('\n(event-store bench skipped: run `npm run bench:eventstore`)');
   } else {

@@ -1,7 +1,10 @@
 // The server side of the HTTP benchmarks, run as a child process (fork with IPC) so the load
 // generator never shares its event loop. Modes, from argv[2]:
 //   api   the real service: startServer(loadConfig(process.env))
-//   bare  a bare Fastify route POST /v1/company answering with a fixed body (sent over IPC)
+//   bare  a bare Fastify route POST /v1/company answering with a fixed body (BENCH_BARE_BODY)
+//   naive the naive service of issue 27 (naive-service.ts): that body after a Redis rate limit and
+//         one PostgreSQL transaction per call (BENCH_NAIVE_DATABASE_URL, BENCH_NAIVE_REDIS_URL,
+//         BENCH_NAIVE_KEY, BENCH_NAIVE_CREDITS, BENCH_NAIVE_MAX_PER_MINUTE)
 //
 // Messages to the parent:  {type:'ready', url}, {type:'mark', name, hrtimeUs}, {type:'stopped'}
 // Messages from the parent: {type:'mark', name}  (profile window: clock read in this process),
@@ -9,6 +12,7 @@
 import Fastify from 'fastify';
 import { loadConfig } from '../../services/config/config';
 import { startServer } from '../../services/api/server';
+import { startNaiveService } from './naive-service';
 
 export type ParentMessage = { type: 'mark'; name: string } | { type: 'stop' };
 export type ChildMessage =
@@ -35,8 +39,24 @@ async function main() {
     const body = JSON.parse(process.env.BENCH_BARE_BODY ?? 'null');
     if (body === null) throw new Error('bare mode needs BENCH_BARE_BODY');
     server = await startBare(body);
+  } else if (mode === 'naive') {
+    const body = JSON.parse(process.env.BENCH_BARE_BODY ?? 'null');
+    const required = (name: string) => {
+      const value = process.env[name];
+      if (!value) throw new Error(`naive mode needs ${name}`);
+      return value;
+    };
+    if (body === null) throw new Error('naive mode needs BENCH_BARE_BODY');
+    server = await startNaiveService({
+      databaseUrl: required('BENCH_NAIVE_DATABASE_URL'),
+      redisUrl: required('BENCH_NAIVE_REDIS_URL'),
+      apiKey: required('BENCH_NAIVE_KEY'),
+      credits: Number(required('BENCH_NAIVE_CREDITS')),
+      maxPerMinute: Number(required('BENCH_NAIVE_MAX_PER_MINUTE')),
+      body,
+    });
   } else {
-    throw new Error(`unknown mode ${mode}: expected api or bare`);
+    throw new Error(`unknown mode ${mode}: expected api, bare or naive`);
   }
 
   process.on('message', (message: ParentMessage) => {

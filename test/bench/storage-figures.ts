@@ -24,7 +24,8 @@ interface TableSize {
   /** pg_relation_size: the main fork; pg_table_size minus it: TOAST, free-space and visibility maps. */
   heapBytes: number;
   toastBytes: number;
-  indexes: { name: string; bytes: number }[];
+  /** entries: rows the index covers (a partial index: those matching its predicate), counted after the run. */
+  indexes: { name: string; bytes: number; entries: number }[];
   totalBytes: number;
 }
 
@@ -51,17 +52,20 @@ export async function measureStorage(databaseUrl: string): Promise<StorageFigure
                 pg_total_relation_size($1::regclass) AS total`,
         [name],
       );
-      const { rows: indexes } = await client.query<{ name: string; bytes: string }>(
-        `SELECT indexrelid::regclass::text AS name, pg_relation_size(indexrelid) AS bytes FROM pg_index WHERE indrelid = $1::regclass ORDER BY 2 DESC, 1`,
+      const { rows: indexes } = await client.query<{ name: string; bytes: string; predicate: string | null }>(
+        `SELECT indexrelid::regclass::text AS name, pg_relation_size(indexrelid) AS bytes, pg_get_expr(indpred, indrelid) AS predicate
+           FROM pg_index WHERE indrelid = $1::regclass ORDER BY 2 DESC, 1`,
         [name],
       );
       const { rows: [count] } = await client.query<{ n: string }>(`SELECT count(*) AS n FROM ${name}`);
+      const entries = async (predicate: string | null) =>
+        predicate === null ? Number(count!.n) : Number((await client.query<{ n: string }>(`SELECT count(*) AS n FROM ${name} WHERE ${predicate}`)).rows[0]!.n);
       tables.push({
         table: name,
         rows: Number(count!.n),
         heapBytes: Number(size!.heap),
         toastBytes: Number(size!.toast),
-        indexes: indexes.map((i) => ({ name: i.name, bytes: Number(i.bytes) })),
+        indexes: await Promise.all(indexes.map(async (i) => ({ name: i.name, bytes: Number(i.bytes), entries: await entries(i.predicate) }))),
         totalBytes: Number(size!.total),
       });
     }
@@ -69,6 +73,122 @@ export async function measureStorage(databaseUrl: string): Promise<StorageFigure
   } finally {
     await client.end();
   }
+}
+
+/** Bytes on disk and index entries per charged call in the tables every charged call adds rows to (events, ledger_entries, charges). */
+export function perChargedCall(s: StorageFigures): { bytes: number; indexEntries: number; tables: string[] } {
+  const tables = s.tables.filter((t) => PER_CHARGED_CALL.includes(t.table));
+  const sum = (pick: (t: TableSize) => number) => tables.reduce((a, t) => a + pick(t), 0);
+  return {
+    bytes: sum((t) => t.totalBytes) / s.chargedCalls,
+    indexEntries: sum((t) => t.indexes.reduce((a, i) => a + i.entries, 0)) / s.chargedCalls,
+    tables: tables.map((t) => t.table),
+  };
+}
+
+/** One table's write counters (pg_stat_user_tables), size, and its indexes with the share of its rows each covers. */
+export interface TableWrites {
+  table: string;
+  inserted: number;
+  updated: number;
+  /** Updates that wrote no index entry (heap-only tuples). */
+  hotUpdated: number;
+  deleted: number;
+  totalBytes: number;
+  indexes: { name: string; share: number }[];
+}
+
+/**
+ * Every table's write counters. PostgreSQL 15 flushes a backend's counters at most once a second
+ * and, once idle, within 10 s (PGSTAT_IDLE_INTERVAL): read this after `settleMs` without load.
+ */
+export async function readTableWrites(databaseUrl: string, settleMs = 11_000): Promise<TableWrites[]> {
+  await new Promise((r) => setTimeout(r, settleMs));
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const { rows: tables } = await client.query<{ table: string; ins: string; upd: string; hot: string; del: string; bytes: string; rows: string }>(
+      `SELECT relid::regclass::text AS table, n_tup_ins AS ins, n_tup_upd AS upd, n_tup_hot_upd AS hot, n_tup_del AS del,
+              pg_total_relation_size(relid) AS bytes, n_live_tup AS rows
+         FROM pg_stat_user_tables ORDER BY 1`,
+    );
+    const { rows: indexes } = await client.query<{ table: string; name: string; predicate: string | null }>(
+      `SELECT i.indrelid::regclass::text AS table, i.indexrelid::regclass::text AS name, pg_get_expr(i.indpred, i.indrelid) AS predicate
+         FROM pg_index i JOIN pg_stat_user_tables t ON t.relid = i.indrelid ORDER BY 1, 2`,
+    );
+    const result: TableWrites[] = [];
+    for (const t of tables) {
+      const own = indexes.filter((i) => i.table === t.table);
+      result.push({
+        table: t.table,
+        inserted: Number(t.ins),
+        updated: Number(t.upd),
+        hotUpdated: Number(t.hot),
+        deleted: Number(t.del),
+        totalBytes: Number(t.bytes),
+        indexes: await Promise.all(
+          own.map(async (i) => {
+            if (i.predicate === null) return { name: i.name, share: 1 };
+            // A partial index covers only the rows matching its predicate: their share of the table now.
+            const { rows: [c] } = await client.query<{ share: number | null }>(
+              `SELECT (count(*) FILTER (WHERE ${i.predicate}))::float8 / nullif(count(*), 0) AS share FROM ${t.table}`,
+            );
+            return { name: i.name, share: c!.share ?? 0 };
+          }),
+        ),
+      });
+    }
+    return result;
+  } finally {
+    await client.end();
+  }
+}
+
+export interface WritesPerHit {
+  table: string;
+  inserted: number;
+  updated: number;
+  hotUpdated: number;
+  deleted: number;
+  indexEntries: number;
+  bytes: number;
+}
+
+/**
+ * What each table gained per charged hit between two readings: rows inserted, updated (of them
+ * heap-only) and deleted, index entries (one per index for each insert and each update that is not
+ * heap-only; a partial index: its share of the rows) and bytes of its files. Tables without writes are left out.
+ */
+export function writesPerHit(before: readonly TableWrites[], after: readonly TableWrites[], hits: number): WritesPerHit[] {
+  if (!(hits > 0)) throw new RangeError(`writes per hit need a positive number of hits, got ${hits}`);
+  const rows: WritesPerHit[] = [];
+  for (const a of after) {
+    const b = before.find((x) => x.table === a.table) ?? { inserted: 0, updated: 0, hotUpdated: 0, deleted: 0, totalBytes: 0 };
+    const inserted = a.inserted - b.inserted;
+    const updated = a.updated - b.updated;
+    const hotUpdated = a.hotUpdated - b.hotUpdated;
+    const deleted = a.deleted - b.deleted;
+    if (inserted === 0 && updated === 0 && deleted === 0) continue;
+    const indexed = inserted + updated - hotUpdated;
+    const indexEntries = a.indexes.reduce((sum, i) => sum + i.share * indexed, 0);
+    rows.push({ table: a.table, inserted: inserted / hits, updated: updated / hits, hotUpdated: hotUpdated / hits, deleted: deleted / hits,
+      indexEntries: indexEntries / hits, bytes: (a.totalBytes - b.totalBytes) / hits });
+  }
+  return rows;
+}
+
+export function writesLines(rows: readonly WritesPerHit[], hits: number): string[] {
+  const total = (pick: (r: WritesPerHit) => number) => rows.reduce((a, r) => a + pick(r), 0);
+  return [
+    table([
+      ['table (per charged hit)', 'inserted', 'updated', 'of them HOT', 'deleted', 'index entries', 'bytes (file growth)'],
+      ...rows.map((r) => [r.table, r.inserted.toFixed(2), r.updated.toFixed(2), r.hotUpdated.toFixed(2), r.deleted.toFixed(2), r.indexEntries.toFixed(2), fmt(r.bytes)]),
+      ['all tables', total((r) => r.inserted).toFixed(2), total((r) => r.updated).toFixed(2), total((r) => r.hotUpdated).toFixed(2), total((r) => r.deleted).toFixed(2),
+        total((r) => r.indexEntries).toFixed(2), fmt(total((r) => r.bytes))],
+    ]),
+    `(pg_stat_user_tables over ${fmt(hits)} charged hits, background work meanwhile included; index entries: one per index for each insert and ` +
+      'each update that is not heap-only (HOT), a partial index counted by the share of the rows it covers; bytes: growth of the files, page by page)',
+  ];
 }
 
 /** A Redis key that names one of the database's API keys or workspaces, the id replaced by its kind. */
@@ -136,9 +256,13 @@ export function storageLines(s: StorageFigures): string[] {
   ];
   if (events && events.rows > 0) {
     const indexBytes = events.indexes.reduce((sum, i) => sum + i.bytes, 0);
-    const perCall = s.tables.filter((t) => PER_CHARGED_CALL.includes(t.table)).reduce((sum, t) => sum + t.totalBytes, 0);
+    const perCall = perChargedCall(s);
     lines.push(`events: ${bytesPer(events.totalBytes, events.rows)} B per event on disk, of which ${bytesPer(indexBytes, events.rows)} B in its ${events.indexes.length} indexes`);
-    lines.push(`per charged call, ${PER_CHARGED_CALL.join(' + ')}: ${bytesPer(perCall, s.chargedCalls)} B (idempotency_keys: per call with an Idempotency-Key, above)`);
+    lines.push(`per charged call, ${perCall.tables.join(' + ')}: ${fmt(perCall.bytes)} B (idempotency_keys: per call with an Idempotency-Key, above)`);
+    lines.push(
+      `index entries per charged call, ${perCall.tables.join(' + ')}: ${perCall.indexEntries.toFixed(1)} ` +
+        `(${s.tables.filter((t) => perCall.tables.includes(t.table)).map((t) => `${t.table}: ${t.indexes.map((i) => `${i.name} ${i.entries}`).join(', ')}`).join('; ')})`,
+    );
   }
   return lines;
 }
