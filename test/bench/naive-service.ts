@@ -3,28 +3,13 @@
 // balance read FOR UPDATE, a ledger row inserted, the balance updated, COMMIT); then the same body
 // as our cache hit. Run in a child process by server-child.ts (mode `naive`), like the service.
 //
-// The rate limit is written here AS @fastify/rate-limit's Redis store does it, because that
-// plugin is not installed in this repository (node_modules has no @fastify/rate-limit): an
-// onRequest hook keyed by the client address (the plugin's default keyGenerator, req.ip), one
-// EVALSHA per call of the plugin's script (INCR; PEXPIRE when the key is new, else PTTL: one round
-// trip), 429 above `max`, and the x-ratelimit-limit / -remaining / -reset headers on every answer.
+// The rate limit is @fastify/rate-limit itself on Redis, with its defaults: keyed by the client
+// address (req.ip), one EVALSHA of its script per call, 429 above `max` per minute, its headers.
 import { createHash } from 'node:crypto';
+import rateLimit from '@fastify/rate-limit';
 import Fastify from 'fastify';
 import { Redis } from 'ioredis';
 import pg from 'pg';
-
-/** The plugin's fixed-window counter (its RedisStore's script without the backoff options). */
-const RATE_LIMIT_SCRIPT = `
-local current = redis.call('INCR', KEYS[1])
-if current == 1 then
-  redis.call('PEXPIRE', KEYS[1], ARGV[1])
-  return {current, tonumber(ARGV[1])}
-end
-return {current, redis.call('PTTL', KEYS[1])}`;
-
-interface RateLimitCommand {
-  naiveRateLimit(key: string, windowMs: number): Promise<[number, number]>;
-}
 
 export interface NaiveServiceOptions {
   databaseUrl: string;
@@ -57,20 +42,9 @@ export async function startNaiveService(o: NaiveServiceOptions): Promise<{ url: 
   );
   const redis = new Redis(o.redisUrl, { lazyConnect: true });
   await redis.connect();
-  redis.defineCommand('naiveRateLimit', { numberOfKeys: 1, lua: RATE_LIMIT_SCRIPT });
-  const limiter = redis as unknown as RateLimitCommand;
 
   const app = Fastify({ logger: false });
-  app.addHook('onRequest', async (request, reply) => {
-    const [current, ttl] = await limiter.naiveRateLimit(`naive-rate-limit:${request.ip}`, WINDOW_MS);
-    reply.header('x-ratelimit-limit', o.maxPerMinute);
-    reply.header('x-ratelimit-remaining', Math.max(0, o.maxPerMinute - current));
-    reply.header('x-ratelimit-reset', Math.ceil(ttl / 1000));
-    if (current > o.maxPerMinute) {
-      reply.header('retry-after', Math.ceil(ttl / 1000));
-      return reply.code(429).send({ statusCode: 429, error: 'Too Many Requests', message: 'Rate limit exceeded' });
-    }
-  });
+  await app.register(rateLimit, { max: o.maxPerMinute, timeWindow: WINDOW_MS, redis, nameSpace: 'naive-rate-limit:' });
   app.post('/v1/company', async (request, reply) => {
     const token = /^Bearer (.+)$/.exec(request.headers.authorization ?? '')?.[1];
     if (!token) return reply.code(401).send({ error: 'unauthorized' });
