@@ -2,6 +2,10 @@
 // the ledger's batching writer groups them into transactions, and the time per statement.
 //
 //   npx tsx test/bench/charge-path.bench.ts        (PostgreSQL from DATABASE_URL, fresh database)
+//   BENCH_CHARGE_HITS=20000                        hits per concurrency (default 640)
+//
+// Then what the hits stored: bytes, rows and index entries per charged call (storage-figures.ts;
+// at a few thousand hits and more, index pages are full enough for the bytes to mean something).
 //
 // "transaction time / wall" near 1.00 means one writer transaction is always in flight and the
 // next waits for it: throughput is then about 1 / (statements per hit x time per statement).
@@ -16,9 +20,11 @@ import { INLINE_PROJECTIONS } from '../../services/projections/inline';
 import { startSandbox } from '../../services/sandbox/server';
 import { recordingSql } from '../support/recording-sql';
 import { createScratchDatabase, fmt, machineLoad } from './support';
+import { measureStorage, storageLines } from './storage-figures';
+import { newRequestId } from '../../services/common/ids';
 import { accountsOf } from '../support/accounts';
 
-const HITS = 640;
+const HITS = Number(process.env.BENCH_CHARGE_HITS ?? 640);
 const DEFAULT_MAX_AGE_SECONDS = 2_592_000;
 
 async function main() {
@@ -34,9 +40,8 @@ async function main() {
     const accounts = accountsOf(store);
     const lookups = new LookupService(sql, ledger, createHttpSource({ baseUrl: sandbox.url, timeoutMs: 10_000 }));
     const ws = await accounts.workspaces.create({ name: 'bench', credits: 1_000_000_000, maxConcurrency: 1000 });
-    let n = 0;
     const hit = () =>
-      lookups.company({ requestId: `req_bench${n++}`, workspaceId: ws.id, keyId: 'key_bench', mode: 'live' }, { kind: 'slug', slug: 'acme-robotics' }, DEFAULT_MAX_AGE_SECONDS);
+      lookups.company({ requestId: newRequestId(), workspaceId: ws.id, keyId: 'key_bench', mode: 'live' }, { kind: 'slug', slug: 'acme-robotics' }, DEFAULT_MAX_AGE_SECONDS);
     console.log(`warm-up lookup: ${(await hit()).answer.cache.status}; ${machineLoad()}`);
 
     for (const concurrency of [1, 64]) {
@@ -69,6 +74,7 @@ async function main() {
           `transaction time / wall ${(counts.txMs / 1000 / seconds).toFixed(2)}`,
       );
     }
+    for (const line of storageLines(await measureStorage(database.url))) console.log(line);
   } finally {
     await sandbox.close();
     await inner.close();

@@ -24,7 +24,8 @@ interface TableSize {
   /** pg_relation_size: the main fork; pg_table_size minus it: TOAST, free-space and visibility maps. */
   heapBytes: number;
   toastBytes: number;
-  indexes: { name: string; bytes: number }[];
+  /** entries: rows the index holds (a partial index only those matching its predicate). */
+  indexes: { name: string; bytes: number; entries: number }[];
   totalBytes: number;
 }
 
@@ -51,17 +52,20 @@ export async function measureStorage(databaseUrl: string): Promise<StorageFigure
                 pg_total_relation_size($1::regclass) AS total`,
         [name],
       );
-      const { rows: indexes } = await client.query<{ name: string; bytes: string }>(
-        `SELECT indexrelid::regclass::text AS name, pg_relation_size(indexrelid) AS bytes FROM pg_index WHERE indrelid = $1::regclass ORDER BY 2 DESC, 1`,
+      const { rows: indexes } = await client.query<{ name: string; bytes: string; predicate: string | null }>(
+        `SELECT indexrelid::regclass::text AS name, pg_relation_size(indexrelid) AS bytes, pg_get_expr(indpred, indrelid) AS predicate
+           FROM pg_index WHERE indrelid = $1::regclass ORDER BY 2 DESC, 1`,
         [name],
       );
       const { rows: [count] } = await client.query<{ n: string }>(`SELECT count(*) AS n FROM ${name}`);
+      const entries = async (predicate: string | null) =>
+        predicate === null ? Number(count!.n) : Number((await client.query<{ n: string }>(`SELECT count(*) AS n FROM ${name} WHERE ${predicate}`)).rows[0]!.n);
       tables.push({
         table: name,
         rows: Number(count!.n),
         heapBytes: Number(size!.heap),
         toastBytes: Number(size!.toast),
-        indexes: indexes.map((i) => ({ name: i.name, bytes: Number(i.bytes) })),
+        indexes: await Promise.all(indexes.map(async (i) => ({ name: i.name, bytes: Number(i.bytes), entries: await entries(i.predicate) }))),
         totalBytes: Number(size!.total),
       });
     }
@@ -124,12 +128,12 @@ export function storageLines(s: StorageFigures): string[] {
     '(avg … B: pg_column_size, the stored size of the value; a row also costs a 24-byte tuple header and a 4-byte line pointer in its page)',
     '',
     table([
-      ['table / index', 'rows', 'bytes', 'bytes per row', 'bytes per charged call'],
+      ['table / index', 'rows', 'bytes', 'bytes per row', 'bytes per charged call', 'entries per charged call'],
       ...s.tables.flatMap((t) => [
-        [`${t.table} (total)`, t.rows, fmt(t.totalBytes), bytesPer(t.totalBytes, t.rows), bytesPer(t.totalBytes, s.chargedCalls)],
-        ['  heap', '', fmt(t.heapBytes), bytesPer(t.heapBytes, t.rows), bytesPer(t.heapBytes, s.chargedCalls)],
-        ['  TOAST and maps', '', fmt(t.toastBytes), bytesPer(t.toastBytes, t.rows), bytesPer(t.toastBytes, s.chargedCalls)],
-        ...t.indexes.map((i) => [`  ${i.name}`, '', fmt(i.bytes), bytesPer(i.bytes, t.rows), bytesPer(i.bytes, s.chargedCalls)]),
+        [`${t.table} (total)`, t.rows, fmt(t.totalBytes), bytesPer(t.totalBytes, t.rows), bytesPer(t.totalBytes, s.chargedCalls), ''],
+        ['  heap', '', fmt(t.heapBytes), bytesPer(t.heapBytes, t.rows), bytesPer(t.heapBytes, s.chargedCalls), per(t.rows)],
+        ['  TOAST and maps', '', fmt(t.toastBytes), bytesPer(t.toastBytes, t.rows), bytesPer(t.toastBytes, s.chargedCalls), ''],
+        ...t.indexes.map((i) => [`  ${i.name}`, '', fmt(i.bytes), bytesPer(i.bytes, t.rows), bytesPer(i.bytes, s.chargedCalls), per(i.entries)]),
       ]),
     ]),
     '(no VACUUM before reading: sizes as the run left them)',
@@ -139,6 +143,10 @@ export function storageLines(s: StorageFigures): string[] {
     const perCall = s.tables.filter((t) => PER_CHARGED_CALL.includes(t.table)).reduce((sum, t) => sum + t.totalBytes, 0);
     lines.push(`events: ${bytesPer(events.totalBytes, events.rows)} B per event on disk, of which ${bytesPer(indexBytes, events.rows)} B in its ${events.indexes.length} indexes`);
     lines.push(`per charged call, ${PER_CHARGED_CALL.join(' + ')}: ${bytesPer(perCall, s.chargedCalls)} B (idempotency_keys: per call with an Idempotency-Key, above)`);
+    const perCallTables = s.tables.filter((t) => PER_CHARGED_CALL.includes(t.table));
+    const tuples = perCallTables.reduce((sum, t) => sum + t.rows, 0);
+    const indexEntries = perCallTables.reduce((sum, t) => sum + t.indexes.reduce((n, i) => n + i.entries, 0), 0);
+    lines.push(`per charged call, ${PER_CHARGED_CALL.join(' + ')}: ${per(tuples)} rows and ${per(indexEntries)} index entries`);
   }
   return lines;
 }
