@@ -160,11 +160,15 @@ export async function requestEvents(sql: SqlExecutor, requestId: string): Promis
   return rows.map((r) => ({ position: Number(r.position), stream: r.stream, type: r.type, data: r.data, recordedAt: iso(r.recorded_at)! }));
 }
 
-/** The operation of each charged call among `requestIds` (grants have none). */
+/**
+ * The operation of each charged call among `requestIds` (grants have none), from its LookupCharged
+ * by the log's request-id index: a charge settled in its own transaction has no `charges` row.
+ */
 export async function operationsOf(sql: SqlExecutor, workspaceId: string, requestIds: readonly string[]): Promise<Map<string, string>> {
   if (requestIds.length === 0) return new Map();
   const { rows } = await sql.query<{ request_id: string; operation: string }>(
-    'SELECT request_id, operation FROM charges WHERE workspace_id = $1 AND request_id = ANY($2::text[])',
+    `SELECT metadata->>'request_id' AS request_id, data->>'operation' AS operation FROM events
+      WHERE metadata->>'request_id' = ANY($2::text[]) AND type = 'LookupCharged' AND data->>'workspace_id' = $1`,
     [workspaceId, [...new Set(requestIds)]],
   );
   return new Map(rows.map((r) => [r.request_id, r.operation]));
