@@ -34,14 +34,17 @@ export async function readWholeTransactions(executor: SqlExecutor, afterPosition
   if (page.length < limit) return page;
   for (;;) {
     const last = page[page.length - 1]!.position;
+    // Each transaction's last event by the (transaction_id, position) index, one probe each (a
+    // max over `transaction_id = ANY(...)` scans the log backwards from its head instead).
     const { rows } = await executor.query<{ until: string | number | null }>(
-      'SELECT max(position) AS until FROM events WHERE transaction_id = ANY($1::xid8[]) AND position > $2',
-      [[...new Set(page.map((e) => e.transactionId))], last],
+      'SELECT max((SELECT max(position) FROM events WHERE transaction_id = t)) AS until FROM unnest($1::xid8[]) AS t',
+      [[...new Set(page.map((e) => e.transactionId))]],
     );
-    if (rows[0]?.until == null) return page;
+    const until = rows[0]?.until == null ? last : Number(rows[0].until);
+    if (until <= last) return page;
     const { rows: more } = await executor.query<EventRow>(`SELECT ${EVENT_COLUMNS} FROM events WHERE position > $1 AND position <= $2 ORDER BY position`, [
       last,
-      rows[0].until,
+      until,
     ]);
     page.push(...more.map(toRecorded));
   }
