@@ -3,7 +3,7 @@ import { GroupBatcher } from '../common/group-batcher';
 import type { EventStore, StoreTransaction } from '../eventstore/event-store';
 import type { NewEvent } from '../eventstore/types';
 import { DatabaseUnavailableError } from '../eventstore/unavailable';
-import { startWriterBatch } from '../metrics/metrics';
+import { chargesFoldedFromEvents, startWriterBatch } from '../metrics/metrics';
 import { lockedWorkspaceKey, SELECT_WORKSPACES_FOR_UPDATE, workspaceRowOf, type WorkspaceRow } from './locked-workspace';
 import { CHARGE_EVENT_TYPES, chargeRequestOf, evolveCharge, type ChargeState } from './charge-state';
 import { chainLedgerEvents } from './ledger-chain';
@@ -162,5 +162,6 @@ async function lockCharges(tx: StoreTransaction, requestIds: string[]): Promise<
     const charge = evolveCharge(charges.get(requestId), event);
     if (charge) charges.set(requestId, charge);
   }
+  chargesFoldedFromEvents.inc(withoutRow.filter((id) => charges.has(id)).length);
   return charges;
 }

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newRequestId } from '../../../services/common/ids';
 import { audit } from '../../../services/audit/audit';
 import { statement } from '../../../services/finance/queries';
+import { chargesFoldedFromEvents } from '../../../services/metrics/metrics';
 import { readLogPage, readWholeTransactions, rebuildProjections } from '../../../services/projections/rebuild';
 import { ledgerBackends, type OpenBackend } from './backends';
 
@@ -54,12 +55,15 @@ describe.each(ledgerBackends())('charges settled in their own transaction on $na
     expect(await backend.reads.balance(ws.id)).toBe(7);
 
     const call = { workspaceId: ws.id, requestId: cached.requestId, keyId: key.id, operation: 'person_name' as const, cacheStatus: 'HIT' as const };
+    const folded = async () => (await chargesFoldedFromEvents.get()).values[0]?.value ?? 0;
+    const foldedBefore = await folded();
     const [first, second] = await Promise.all([backend.ledger.voidCharge(call), backend.anotherLedger().voidCharge(call)]);
     expect([first, second].sort((a, b) => b.refunded - a.refunded)).toEqual([
       { refunded: 3, kept: 0 },
       { refunded: 0, kept: 0 },
     ]);
     expect(await backend.ledger.voidCharge(call)).toEqual({ refunded: 0, kept: 0 });
+    expect(await folded()).toBe(foldedBefore + 3);
     expect(await backend.reads.balance(ws.id)).toBe(10);
     expect(await rowsOf([cached.requestId])).toEqual([]);
     expect(await audit(backend.store)).toMatchObject({ ok: true, mismatches: [] });
