@@ -37,12 +37,14 @@ const toLine = (r: LineRow): StatementLine => ({
   event_hash: r.event_hash,
 });
 
-/** A ledger line with what ties it to its call (the charge's operation) and its event (the chain hash). */
-const LINE_SELECT = `SELECT le.position, le.workspace_id, le.recorded_at, le.type, c.operation, le.request_id, le.key_id, le.credits, le.balance_after,
+/**
+ * A ledger line with what ties it to its call (the operation, which a charge's and a refund's event
+ * carry, a grant's not) and its event (the chain hash).
+ */
+const LINE_SELECT = `SELECT le.position, le.workspace_id, le.recorded_at, le.type, e.data->>'operation' AS operation, le.request_id, le.key_id, le.credits, le.balance_after,
                             e.metadata->>'hash' AS event_hash
                        FROM ledger_entries le
-                       JOIN events e ON e.position = le.position
-                       LEFT JOIN charges c ON c.request_id = le.request_id`;
+                       JOIN events e ON e.position = le.position`;
 
 /**
  * The statement of `[from, to)`, read in one snapshot so the opening and the lines agree. Instants

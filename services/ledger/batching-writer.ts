@@ -3,9 +3,9 @@ import { GroupBatcher } from '../common/group-batcher';
 import type { EventStore, StoreTransaction } from '../eventstore/event-store';
 import type { NewEvent } from '../eventstore/types';
 import { DatabaseUnavailableError } from '../eventstore/unavailable';
-import { startWriterBatch } from '../metrics/metrics';
+import { chargesFoldedFromEvents, startWriterBatch } from '../metrics/metrics';
 import { lockedWorkspaceKey, SELECT_WORKSPACES_FOR_UPDATE, workspaceRowOf, type WorkspaceRow } from './locked-workspace';
-import { chargeRequestOf, evolveCharge, type ChargeState } from './charge-state';
+import { CHARGE_EVENT_TYPES, chargeRequestOf, evolveCharge, type ChargeState } from './charge-state';
 import { chainLedgerEvents } from './ledger-chain';
 import { evolveWorkspace, type WorkspaceState } from './workspace-state';
 
@@ -136,13 +136,32 @@ async function lockWorkspaces(tx: StoreTransaction, ids: string[]) {
   };
 }
 
+/**
+ * The charges of `requestIds`, their rows locked. A charge settled in its own transaction (a cache
+ * hit) has no row (services/projections/ledger-plan.ts, chargeRowsToStore): its state is folded
+ * from its events, by the request-id index of the log. No lock is needed for it: its refund or void
+ * appends to its workspace's stream, whose row this transaction holds locked already.
+ */
 async function lockCharges(tx: StoreTransaction, requestIds: string[]): Promise<Map<string, ChargeState>> {
   if (requestIds.length === 0) return new Map();
   const { rows } = await tx.sql.query<{ request_id: string; credits: number; refunded_credits: number | null; settled: boolean }>(
     'SELECT request_id, credits, refunded_credits, settled FROM charges WHERE request_id = ANY($1::text[]) ORDER BY request_id FOR UPDATE',
     [requestIds],
   );
-  return new Map(
+  const charges = new Map(
     rows.map((r) => [r.request_id, { credits: Number(r.credits), refundedCredits: r.refunded_credits === null ? null : Number(r.refunded_credits), settled: r.settled }]),
   );
+  const withoutRow = requestIds.filter((id) => !charges.has(id));
+  if (withoutRow.length === 0) return charges;
+  const { rows: events } = await tx.sql.query<{ type: string; data: unknown }>(
+    `SELECT type, data FROM events WHERE metadata->>'request_id' = ANY($1::text[]) AND type = ANY($2::text[]) ORDER BY position`,
+    [withoutRow, CHARGE_EVENT_TYPES],
+  );
+  for (const event of events) {
+    const requestId = chargeRequestOf(event)!;
+    const charge = evolveCharge(charges.get(requestId), event);
+    if (charge) charges.set(requestId, charge);
+  }
+  chargesFoldedFromEvents.inc(withoutRow.filter((id) => charges.has(id)).length);
+  return charges;
 }

@@ -1,7 +1,7 @@
 import type { EventData } from '../../contracts/events';
 import type { EventLike } from './workspace-state';
 
-/** A charged call as the refund and void decisions see it (one row of `charges`). */
+/** A charged call as the refund and void decisions see it (its row of `charges`, or its events when it has none). */
 export interface ChargeState {
   readonly credits: number;
   /** Null until its one refund; a refund of 0 credits still counts as the refund. */
@@ -10,9 +10,13 @@ export interface ChargeState {
   readonly settled: boolean;
 }
 
+/** The events that make and move a charge. */
+export const CHARGE_EVENT_TYPES = ['LookupCharged', 'LookupRefunded', 'LookupCompleted'] as const;
+const CHARGE_EVENTS: ReadonlySet<string> = new Set(CHARGE_EVENT_TYPES);
+
 /** The request an event charges, refunds or completes; undefined for every other event. */
 export function chargeRequestOf(e: EventLike): string | undefined {
-  if (e.type !== 'LookupCharged' && e.type !== 'LookupRefunded' && e.type !== 'LookupCompleted') return undefined;
+  if (!CHARGE_EVENTS.has(e.type)) return undefined;
   return (e.data as { request_id: string }).request_id;
 }
 

@@ -132,6 +132,12 @@ export const writerQueueDepth = new Gauge({
   registers: [registry],
 });
 
+export const chargesFoldedFromEvents = new Counter({
+  name: `${PREFIX}writer_charges_folded_from_events_total`,
+  help: 'Charges with no charges row (settled in their own transaction: cache hits) whose state a refund or void decision read from their events',
+  registers: [registry],
+});
+
 export const idempotencyBatchSize = new Histogram({
   name: `${PREFIX}idempotency_batch_size`,
   help: 'Calls per group-committed statement of the Idempotency-Key store (claim, complete)',

@@ -6,12 +6,13 @@ import { CACHE_CHANGES_CHANNEL, cacheAliasesChangedBy } from '../lookup/cache-in
 import { MEMBERS_PROJECTION_TABLES, membersProjection } from './members';
 import { projectionOf } from './handlers';
 import { lockedWorkspaceKey, SELECT_WORKSPACES_FOR_UPDATE, workspaceRowOf, type WorkspaceRow } from '../ledger/locked-workspace';
-import { planLedgerWrites, workspacesTouched } from './ledger-plan';
+import { chargeRowsToStore, planLedgerWrites, workspacesTouched } from './ledger-plan';
 
 const iso = (d: Date) => d.toISOString();
 
 /**
- * Workspace balance and limits, the ledger view with balance_after, and the charges. Set-based:
+ * Workspace balance and limits, the ledger view with balance_after, and the charges not settled
+ * in their own transaction (chargeRowsToStore). Set-based:
  * one read of the touched workspaces (locked, in id order) unless the transaction has locked them
  * already, the pure plan, then one statement writing every table, however many events there
  * are: a batch of charges costs the same statements as one charge.
@@ -32,7 +33,8 @@ export const ledgerProjection: InlineProjection & { types: string[] } = {
       for (const r of rows) current.set(r.id, workspaceRowOf(r));
     }
     const plan = planLedgerWrites(current, events);
-    const { workspaces: ws, ledgerEntries: le, newCharges: ch } = plan;
+    const { workspaces: ws, ledgerEntries: le } = plan;
+    const ch = chargeRowsToStore(plan);
     for (const w of ws) locked.set(lockedWorkspaceKey(w.id), w);
     // Earlier charges refunded and/or settled here, one row each (a statement may not update a row twice).
     const earlier = new Map<string, { credits: number | null; settled: boolean }>();

@@ -45,6 +45,11 @@ export interface LedgerWrites {
   ledgerEntries: LedgerEntryRow[];
   /** Charges made by these events, already carrying a refund or settlement that followed them here. */
   newCharges: ChargeRow[];
+  /**
+   * Those of `newCharges` whose LookupCompleted is in the same transaction as their LookupCharged
+   * (every cache hit): no query needs a row for them (see chargeRowsToStore).
+   */
+  settledInOwnTransaction: ReadonlySet<string>;
   /** Refunds of charges made earlier (not in these events), by request id. */
   refunds: { request_id: string; credits: number }[];
   /** Earlier charges settled by these events. */
@@ -74,6 +79,9 @@ export function planLedgerWrites(current: ReadonlyMap<string, WorkspaceRow>, eve
   const changed = new Set<string>();
   const ledgerEntries: LedgerEntryRow[] = [];
   const newCharges = new Map<string, ChargeRow>();
+  /** The transaction of each charge among `newCharges`. */
+  const chargedIn = new Map<string, string>();
+  const settledInOwnTransaction = new Set<string>();
   const refunds = new Map<string, number>();
   const settled = new Set<string>();
 
@@ -160,6 +168,7 @@ export function planLedgerWrites(current: ReadonlyMap<string, WorkspaceRow>, eve
           refunded_credits: null,
           settled: false,
         });
+        chargedIn.set(d.request_id, e.transactionId);
         break;
       }
       case 'LookupRefunded': {
@@ -176,8 +185,10 @@ export function planLedgerWrites(current: ReadonlyMap<string, WorkspaceRow>, eve
       case 'LookupCompleted': {
         const requestId = dataOf(e, 'LookupCompleted').request_id;
         const charge = newCharges.get(requestId);
-        if (charge) charge.settled = true;
-        else settled.add(requestId);
+        if (charge) {
+          charge.settled = true;
+          if (chargedIn.get(requestId) === e.transactionId) settledInOwnTransaction.add(requestId);
+        } else settled.add(requestId);
         break;
       }
     }
@@ -187,7 +198,19 @@ export function planLedgerWrites(current: ReadonlyMap<string, WorkspaceRow>, eve
     workspaces: [...changed].sort().map((id) => workspaces.get(id)!),
     ledgerEntries,
     newCharges: [...newCharges.values()],
+    settledInOwnTransaction,
     refunds: [...refunds].map(([request_id, credits]) => ({ request_id, credits })),
     settled: [...settled],
   };
+}
+
+/**
+ * The rows of `charges` to insert: only charges not settled in their own transaction. A charge
+ * settled with its charge (every cache hit) is read by no query from its row: its state (credits,
+ * refund, settled) is that of its events, which the refund and void decisions read instead
+ * (services/ledger/batching-writer.ts), its operation is in the events of its ledger lines, and
+ * only unsettled charges are swept. The row left out is ~190 bytes and an index entry per hit.
+ */
+export function chargeRowsToStore(plan: Pick<LedgerWrites, 'newCharges' | 'settledInOwnTransaction'>): ChargeRow[] {
+  return plan.newCharges.filter((c) => !plan.settledInOwnTransaction.has(c.request_id));
 }

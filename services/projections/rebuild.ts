@@ -23,6 +23,33 @@ export async function readLogPage(executor: SqlExecutor, afterPosition: number, 
   return rows.map(toRecorded);
 }
 
+/**
+ * A page of readLogPage that splits no transaction: extended past `limit` with the events up to
+ * the last one of each transaction it holds. The ledger projection leaves out the `charges` row of
+ * a charge settled in its own transaction (ledger-plan.ts, chargeRowsToStore), which it can only
+ * tell when both events are in one run, as they are at append time.
+ */
+export async function readWholeTransactions(executor: SqlExecutor, afterPosition: number, limit = PAGE_SIZE): Promise<RecordedEvent[]> {
+  const page = await readLogPage(executor, afterPosition, limit);
+  if (page.length < limit) return page;
+  for (;;) {
+    const last = page[page.length - 1]!.position;
+    // Each transaction's last event by the (transaction_id, position) index, one probe each (a
+    // max over `transaction_id = ANY(...)` scans the log backwards from its head instead).
+    const { rows } = await executor.query<{ until: string | number | null }>(
+      'SELECT max((SELECT max(position) FROM events WHERE transaction_id = t)) AS until FROM unnest($1::xid8[]) AS t',
+      [[...new Set(page.map((e) => e.transactionId))]],
+    );
+    const until = rows[0]?.until == null ? last : Number(rows[0].until);
+    if (until <= last) return page;
+    const { rows: more } = await executor.query<EventRow>(`SELECT ${EVENT_COLUMNS} FROM events WHERE position > $1 AND position <= $2 ORDER BY position`, [
+      last,
+      until,
+    ]);
+    page.push(...more.map(toRecorded));
+  }
+}
+
 export interface RebuildResult {
   /** Events replayed through the inline projections. */
   events: number;
@@ -52,7 +79,7 @@ export async function rebuildProjections(
     let replayed = 0;
     let after = 0;
     for (;;) {
-      const page = await readLogPage(tx, after);
+      const page = await readWholeTransactions(tx, after);
       if (page.length === 0) return replayed;
       for (const projection of projections) await projection.apply(tx, page);
       replayed += page.length;

@@ -72,12 +72,17 @@ const ledgerEntryOf = (r: LedgerEntryRow) => ({
   recorded_at: iso(r.recorded_at)!,
 });
 
-/** A page of a workspace's ledger lines, optionally of one request, after a position; `modes`: which calls' (live by default). */
+/**
+ * A page of a workspace's ledger lines, optionally of one request, after a position; `modes`: which calls' (live by default).
+ * One request's lines are found by the log's request-id index (a line's request id is its event's),
+ * the others by the ledger's (workspace_id, position) index.
+ */
 export async function ledgerEntries(sql: SqlExecutor, workspaceId: string, q: { requestId?: string; after?: number; limit: number; modes?: readonly KeyMode[] }) {
   await requireWorkspace(sql, workspaceId);
+  const ofRequest = q.requestId === undefined ? '$2::text IS NULL' : `e.metadata->>'request_id' = $2`;
   const { rows } = await sql.query<LedgerEntryRow>(
     `SELECT ${LEDGER_ENTRY_COLUMNS} FROM ledger_entries le JOIN events e ON e.position = le.position
-      WHERE le.workspace_id = $1 AND ($2::text IS NULL OR le.request_id = $2) AND le.position > $3 AND ${LEDGER_LINE_MODE} = ANY($5::text[])
+      WHERE le.workspace_id = $1 AND ${ofRequest} AND le.position > $3 AND ${LEDGER_LINE_MODE} = ANY($5::text[])
       ORDER BY le.position LIMIT $4`,
     [workspaceId, q.requestId ?? null, q.after ?? 0, q.limit + 1, q.modes ?? ['live']],
   );
@@ -160,11 +165,15 @@ export async function requestEvents(sql: SqlExecutor, requestId: string): Promis
   return rows.map((r) => ({ position: Number(r.position), stream: r.stream, type: r.type, data: r.data, recordedAt: iso(r.recorded_at)! }));
 }
 
-/** The operation of each charged call among `requestIds` (grants have none). */
+/**
+ * The operation of each charged call among `requestIds` (grants have none), from its LookupCharged
+ * by the log's request-id index: a charge settled in its own transaction has no `charges` row.
+ */
 export async function operationsOf(sql: SqlExecutor, workspaceId: string, requestIds: readonly string[]): Promise<Map<string, string>> {
   if (requestIds.length === 0) return new Map();
   const { rows } = await sql.query<{ request_id: string; operation: string }>(
-    'SELECT request_id, operation FROM charges WHERE workspace_id = $1 AND request_id = ANY($2::text[])',
+    `SELECT metadata->>'request_id' AS request_id, data->>'operation' AS operation FROM events
+      WHERE metadata->>'request_id' = ANY($2::text[]) AND type = 'LookupCharged' AND data->>'workspace_id' = $1`,
     [workspaceId, [...new Set(requestIds)]],
   );
   return new Map(rows.map((r) => [r.request_id, r.operation]));

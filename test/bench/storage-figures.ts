@@ -244,12 +244,12 @@ export function storageLines(s: StorageFigures): string[] {
     '(avg … B: pg_column_size, the stored size of the value; a row also costs a 24-byte tuple header and a 4-byte line pointer in its page)',
     '',
     table([
-      ['table / index', 'rows', 'bytes', 'bytes per row', 'bytes per charged call'],
+      ['table / index', 'rows', 'bytes', 'bytes per row', 'bytes per charged call', 'entries per charged call'],
       ...s.tables.flatMap((t) => [
-        [`${t.table} (total)`, t.rows, fmt(t.totalBytes), bytesPer(t.totalBytes, t.rows), bytesPer(t.totalBytes, s.chargedCalls)],
-        ['  heap', '', fmt(t.heapBytes), bytesPer(t.heapBytes, t.rows), bytesPer(t.heapBytes, s.chargedCalls)],
-        ['  TOAST and maps', '', fmt(t.toastBytes), bytesPer(t.toastBytes, t.rows), bytesPer(t.toastBytes, s.chargedCalls)],
-        ...t.indexes.map((i) => [`  ${i.name}`, '', fmt(i.bytes), bytesPer(i.bytes, t.rows), bytesPer(i.bytes, s.chargedCalls)]),
+        [`${t.table} (total)`, t.rows, fmt(t.totalBytes), bytesPer(t.totalBytes, t.rows), bytesPer(t.totalBytes, s.chargedCalls), ''],
+        ['  heap', '', fmt(t.heapBytes), bytesPer(t.heapBytes, t.rows), bytesPer(t.heapBytes, s.chargedCalls), per(t.rows)],
+        ['  TOAST and maps', '', fmt(t.toastBytes), bytesPer(t.toastBytes, t.rows), bytesPer(t.toastBytes, s.chargedCalls), ''],
+        ...t.indexes.map((i) => [`  ${i.name}`, '', fmt(i.bytes), bytesPer(i.bytes, t.rows), bytesPer(i.bytes, s.chargedCalls), per(i.entries)]),
       ]),
     ]),
     '(no VACUUM before reading: sizes as the run left them)',

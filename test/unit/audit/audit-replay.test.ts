@@ -156,3 +156,24 @@ describe('comparing a table with the replay', () => {
     expect(() => compareTable(check, [])).toThrow(/a is not among the columns read/);
   });
 });
+
+describe('which charges the audit expects a row of', () => {
+  const call = (requestId: string) => ({ workspace_id: ws, request_id: requestId, key_id: 'key_1', operation: 'domain' });
+  const inTransaction = (e: AuditedEvent, transactionId: string): AuditedEvent => ({ ...e, transactionId });
+
+  it('given a charge completed in its own transaction, then it expects no row; completed in a later one, or not yet, then a row', () => {
+    const state = new ReplayState();
+    state.apply(event('WorkspaceCreated', { workspace_id: ws, name: 'A', max_concurrency: 8 }), true);
+    state.apply(event('CreditsGranted', { workspace_id: ws, amount: 10, reason: null }), true);
+    const done = { outcome: 'success', cache_status: 'HIT', credits_charged: 1, error_code: null };
+    state.apply(inTransaction(event('LookupCharged', { ...call('req_hit'), credits: 1 }), '7'), true);
+    state.apply(inTransaction(event('LookupCompleted', { ...call('req_hit'), ...done }), '7'), true);
+    state.apply(inTransaction(event('LookupCharged', { ...call('req_live'), credits: 1 }), '7'), true);
+    state.apply(inTransaction(event('LookupCompleted', { ...call('req_live'), ...done }), '9'), true);
+    state.apply(inTransaction(event('LookupCharged', { ...call('req_open'), credits: 1 }), '9'), true);
+    // A later void of the hit: still no row.
+    state.apply(event('LookupRefunded', { ...call('req_hit'), credits: 1, cause: 'service_unavailable' }), true);
+    expect([...state.chargesWithoutRow]).toEqual(['req_hit']);
+    expect(state.charges.get('req_hit')).toEqual({ credits: 1, refunded_credits: 1, settled: true });
+  });
+});

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { RecordedEvent } from '../../../services/eventstore/types';
 import type { WorkspaceRow } from '../../../services/ledger/locked-workspace';
-import { InsufficientCreditsError, planLedgerWrites, workspacesTouched } from '../../../services/projections/ledger-plan';
+import { chargeRowsToStore, InsufficientCreditsError, planLedgerWrites, workspacesTouched } from '../../../services/projections/ledger-plan';
 
 let position = 0;
 const at = new Date('2025-03-04T05:06:07.000Z');
@@ -119,5 +119,27 @@ describe('planning the ledger writes of a run of events', () => {
     const given = row(A, 10);
     planLedgerWrites(new Map([[A, given]]), [charged(A, 'req_1', 3)]);
     expect(given.balance).toBe(10);
+  });
+});
+
+describe('which charges get a row', () => {
+  const inTransaction = (e: RecordedEvent, transactionId: string): RecordedEvent => ({ ...e, transactionId });
+
+  it('given a charge completed in its own transaction (a cache hit), then it has no row; one completed in a later transaction keeps its row', () => {
+    const plan = planLedgerWrites(new Map([[A, row(A, 10)]]), [
+      inTransaction(charged(A, 'req_hit', 2), '7'),
+      inTransaction(completed(A, 'req_hit'), '7'),
+      inTransaction(charged(A, 'req_live', 3), '7'),
+      inTransaction(completed(A, 'req_live'), '8'),
+    ]);
+    expect([...plan.settledInOwnTransaction]).toEqual(['req_hit']);
+    expect(chargeRowsToStore(plan).map((c) => [c.request_id, c.settled])).toEqual([['req_live', true]]);
+  });
+
+  it('given a charge not completed yet, or a completion of an earlier charge, then no charge is left without a row', () => {
+    const plan = planLedgerWrites(new Map([[A, row(A, 10)]]), [inTransaction(charged(A, 'req_open', 2), '7'), inTransaction(completed(A, 'req_old'), '7')]);
+    expect(plan.settledInOwnTransaction.size).toBe(0);
+    expect(chargeRowsToStore(plan).map((c) => [c.request_id, c.settled])).toEqual([['req_open', false]]);
+    expect(plan.settled).toEqual(['req_old']);
   });
 });
