@@ -1,12 +1,13 @@
 import type { onRequestAsyncHookHandler } from 'fastify';
 import fp from 'fastify-plugin';
-import { admissionOf, rateLimitPolicy, refusesForeignOrigin, type Admission, type Endpoint } from '../../../contracts/endpoints';
+import { admissionOf, rateLimitPolicy, refusesForeignOrigin, takesConcurrencySlot, type Admission, type Endpoint } from '../../../contracts/endpoints';
 import { ApiError } from '../../../contracts/errors';
 import type { KeyAuthenticator } from '../../keys/authenticator';
 import type { KeyUseRecorder } from '../../keys/key-use';
+import type { KeyAdmission } from '../../limits/admission';
 import type { RateLimiter } from '../../limits/rate-limiter';
 import { adminToken } from './admin';
-import { identifyKey, requireKey } from './api-key';
+import { identifyKey, releaseAdmissionSlot, requireKey } from './api-key';
 import { type AnonymousBucket, bucketHooks } from './buckets';
 import { requireHost } from './host';
 import { csrfToken, type SessionLookup, sameOrigin, signedIn } from './session';
@@ -18,6 +19,7 @@ export interface AdmissionOptions {
   authenticator: KeyAuthenticator;
   keyUse: KeyUseRecorder;
   rateLimiter: RateLimiter;
+  keyAdmission?: KeyAdmission;
   anonymous: AnonymousBucket;
   sessions: SessionLookup;
 }
@@ -39,12 +41,13 @@ export function admissionHooks(options: AdmissionOptions): AdmissionHooks {
   const buckets = bucketHooks(options.rateLimiter, options.anonymous);
   const admin = adminToken(options.adminToken);
   const key = identifyKey(options);
+  const keyWithSlot = identifyKey(options, true);
   const session = signedIn(options.sessions);
   const changes = (row: Endpoint) => row.method !== 'GET';
   const byAdmission: Record<Admission, (row: Endpoint) => Hook[]> = {
     public: (row) => [...buckets[rateLimitPolicy(row)], ...(refusesForeignOrigin(row) && changes(row) ? [sameOrigin] : [])],
     // The key first: a valid one draws on its own bucket, never on the client address's.
-    apiKey: (row) => [key, ...buckets[rateLimitPolicy(row)], requireKey],
+    apiKey: (row) => [takesConcurrencySlot(row) ? keyWithSlot : key, ...buckets[rateLimitPolicy(row)], requireKey],
     admin: (row) => [admin, ...buckets[rateLimitPolicy(row)]],
     // The bucket first: every console answer carries its RateLimit headers.
     session: (row) => [...buckets[rateLimitPolicy(row)], session, ...(changes(row) ? [sameOrigin, csrfToken] : [])],
@@ -71,6 +74,12 @@ export const admissionPlugin = fp<AdmissionOptions>(
     app.decorateRequest('apiKey', null);
     app.decorateRequest('bucketDecision', null);
     app.decorateRequest('signedIn', null);
+    app.decorateRequest('admissionSlot', null);
+    // A slot taken at admission and not claimed by a lookup is freed before the answer leaves
+    // (onSend), or when there is none to send (the client went away).
+    app.addHook('onSend', async (req) => releaseAdmissionSlot(req));
+    app.addHook('onResponse', async (req) => releaseAdmissionSlot(req));
+    app.addHook('onRequestAbort', async (req) => releaseAdmissionSlot(req));
     const hooks = admissionHooks(options);
     app.addHook('onRoute', (route) => {
       const row = route.config?.endpoint;
