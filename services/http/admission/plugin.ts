@@ -59,6 +59,8 @@ export function admissionHooks(options: AdmissionOptions): AdmissionHooks {
   };
 }
 
+const asArray = <T>(hooks: T | T[] | undefined): T[] => (hooks === undefined ? [] : Array.isArray(hooks) ? hooks : [hooks]);
+
 const notFound = async () => {
   throw new ApiError('route_not_found', { message: 'No endpoint exists at this method and path.' });
 };
@@ -75,17 +77,18 @@ export const admissionPlugin = fp<AdmissionOptions>(
     app.decorateRequest('bucketDecision', null);
     app.decorateRequest('signedIn', null);
     app.decorateRequest('admissionSlot', null);
-    // A slot taken at admission and not claimed by a lookup is freed before the answer leaves
-    // (onSend), or when there is none to send (the client went away).
-    app.addHook('onSend', async (req) => releaseAdmissionSlot(req));
-    app.addHook('onResponse', async (req) => releaseAdmissionSlot(req));
-    app.addHook('onRequestAbort', async (req) => releaseAdmissionSlot(req));
     const hooks = admissionHooks(options);
     app.addHook('onRoute', (route) => {
       const row = route.config?.endpoint;
       if (!row) throw new Error(`${String(route.method)} ${route.url} is no row of the endpoint table (contracts/endpoints.ts)`);
-      const own = route.onRequest === undefined ? [] : Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest];
-      route.onRequest = [...hooks.of(row), ...own];
+      route.onRequest = [...hooks.of(row), ...asArray(route.onRequest)];
+      if (takesConcurrencySlot(row)) {
+        // A slot taken at admission and not claimed by the lookup is freed before the answer
+        // leaves (onSend), or when there is none to send (the client went away).
+        route.onSend = [...asArray(route.onSend), async (req) => releaseAdmissionSlot(req)];
+        route.onResponse = [...asArray(route.onResponse), async (req) => releaseAdmissionSlot(req)];
+        route.onRequestAbort = [...asArray(route.onRequestAbort), async (req) => releaseAdmissionSlot(req)];
+      }
     });
     app.register(async (scope) => {
       for (const hook of hooks.unknownPath) scope.addHook('onRequest', hook);
