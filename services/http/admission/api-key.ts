@@ -40,11 +40,13 @@ export function identifyKey({ authenticator, keyUse, keyAdmission, anonymous }: 
       : undefined;
     if (admitted) {
       req.apiKey = admitted.key;
-      req.bucketDecision = admitted.admitted.decision;
-      if (admitted.admitted.slot !== undefined) {
-        req.admissionSlot = admitted.admitted.slot;
-        recordAdmissionSlot(admitted.admitted.slot ? 'granted' : 'none_free');
-        if (!admitted.admitted.slot && admitted.admitted.decision.allowed) req.log.debug({ request_id: req.id }, 'no concurrency slot free at admission; asked again before the lookup');
+      const { decision, slot } = admitted.admitted;
+      req.bucketDecision = decision;
+      // A refused token took no slot: the bucket's 429 follows.
+      if (slot !== undefined && decision.allowed) {
+        req.admissionSlot = slot;
+        recordAdmissionSlot(slot ? 'granted' : 'none_free');
+        if (!slot) req.log.debug({ request_id: req.id }, 'no concurrency slot free at admission; asked again before the lookup');
       }
     } else {
       // A made-up key is refused from memory (the key set), so a valid one never pays per IP.
