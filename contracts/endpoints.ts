@@ -201,6 +201,12 @@ export interface Endpoint {
  */
 export type RateLimitPolicy = 'bucket' | 'none' | 'bucket_when_reachable' | 'console';
 
+/**
+ * A single lookup or search holds one of its workspace's `max_concurrency` slots while it runs,
+ * cache hits included (docs/api.md "Limits"); a batch takes one per item fetched live, by itself.
+ */
+export const takesConcurrencySlot = (row: Endpoint): boolean => row.area === 'lookup' && !row.batch;
+
 /** Per-IP bucket for calls without a valid key (401s, the Meta area, unknown paths). */
 export const ANONYMOUS_RATE_PER_MINUTE = 120;
 /** Console pages and calls per client address and minute. */

@@ -86,6 +86,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     authenticator: deps.authenticator,
     keyUse: deps.keyUse,
     rateLimiter: deps.rateLimiter,
+    keyAdmission: deps.keyAdmission,
     anonymous: new AnonymousBucket(deps.rateLimiter),
     sessions: accounts.sessions,
   });

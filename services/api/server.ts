@@ -14,10 +14,10 @@ import { ReadModels } from '../read-models/read-models';
 import { Workspaces } from '../workspaces/workspaces';
 import type { ConcurrencySlots } from '../limits/concurrency';
 import { createMemoryConcurrencySlots } from '../limits/concurrency-memory';
-import { createRedisConcurrencySlots } from '../limits/concurrency-redis';
+import { createRedisLimits } from '../limits/admission-redis';
+import type { KeyAdmission } from '../limits/admission';
 import { createMemoryRateLimiter } from '../limits/rate-limiter-memory';
 import type { RateLimiter } from '../limits/rate-limiter';
-import { createRedisRateLimiter } from '../limits/rate-limiter-redis';
 import { closeRedisConnection, createRedisConnection, startRedisConnection } from '../limits/redis-connection';
 import { LookupService } from '../lookup/lookup-service';
 import { createHttpSource } from '../lookup/source/http-source';
@@ -150,13 +150,9 @@ export async function startServer(config: Config): Promise<RunningServer> {
 
     // No lookup (so no slot to renew) runs before the app, and with it its logger, exists.
     let slotRenewalFailed: (err: unknown) => void = () => {};
-    let limits: { rateLimiter: RateLimiter; slots: ConcurrencySlots };
+    let limits: { rateLimiter: RateLimiter; slots: ConcurrencySlots; keyAdmission?: KeyAdmission };
     if (redis) {
-      const slots = createRedisConcurrencySlots(redis, {
-        leaseMs: config.concurrencyLeaseMs,
-        onRenewError: (err) => slotRenewalFailed(err),
-      });
-      limits = { rateLimiter: createRedisRateLimiter(redis), slots };
+      limits = createRedisLimits(redis, { leaseMs: config.concurrencyLeaseMs, onRenewError: (err) => slotRenewalFailed(err) });
     } else {
       limits = { rateLimiter: createMemoryRateLimiter(), slots: createMemoryConcurrencySlots({ leaseMs: config.concurrencyLeaseMs }) };
     }

@@ -30,6 +30,9 @@ export const modesShown = (filter: ModeFilter): KeyMode[] => (filter === 'all' ?
  */
 export const scopeInMode = (workspaceId: string, mode: KeyMode): string => (mode === 'test' ? `${workspaceId}:test` : workspaceId);
 
+/** The concurrency slots a key's lookups take (`max_concurrency` of them): its workspace's, in its mode. */
+export const slotScope = (key: { workspaceId: string; mode: KeyMode }): string => `ws:${scopeInMode(key.workspaceId, key.mode)}`;
+
 /** Whether an event is of a test call (`mode: "test"`): it moves no balance, so balance watchers skip it. */
 export const isTestCall = (data: { mode?: KeyMode }): boolean => data.mode === 'test';
 

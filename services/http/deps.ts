@@ -7,7 +7,8 @@ import type { IdempotencyStore } from '../idempotency/idempotency';
 import type { Ledger } from '../ledger/ledger';
 import type { ReadModels } from '../read-models/read-models';
 import type { Workspaces } from '../workspaces/workspaces';
-import type { ConcurrencySlots } from '../limits/concurrency';
+import type { KeyAdmission } from '../limits/admission';
+import type { ConcurrencySlots, SlotHandle } from '../limits/concurrency';
 import type { RateDecision, RateLimiter } from '../limits/rate-limiter';
 import type { SessionMember } from '../sessions/sessions';
 import type { LookupService } from '../lookup/lookup-service';
@@ -31,6 +32,8 @@ export interface AppDeps {
   keyUse: KeyUseRecorder;
   rateLimiter: RateLimiter;
   slots: ConcurrencySlots;
+  /** A cached key's mark, token and (single lookups) slot at once: with Redis (admission-redis.ts). */
+  keyAdmission?: KeyAdmission;
   idempotency: IdempotencyStore;
   /** Relay lag, when the Kafka relay runs in this process. */
   relayLag?: () => Promise<unknown>;
@@ -51,6 +54,11 @@ declare module 'fastify' {
     apiKey: AuthenticatedKey | null;
     /** A token the key check already took (the Redis fast path, a drained address's), for the bucket step. */
     bucketDecision: RateDecision | null;
+    /**
+     * The concurrency slot taken with the key's token (a single lookup's admission, Redis), until
+     * the lookup claims it (claimAdmissionSlot); released when the answer goes out otherwise.
+     */
+    admissionSlot: SlotHandle | null;
     /** The console member signed in (admission `session`). */
     signedIn: { member: SessionMember; sessionId: string } | null;
     /** The error this request was answered with (set by renderError), for its access line and metrics. */

@@ -2,7 +2,6 @@ import { backgroundLogger, everyNthError, type Logger } from '../common/log';
 import { NotificationBarrier } from '../eventstore/notification-barrier';
 import type { Sql } from '../eventstore/sql';
 import { LimiterUnavailableError } from '../limits/limiter-unavailable';
-import type { RateDecision } from '../limits/rate-limiter';
 import { keySetBarriers, keySetMisses, keySetRebuilds, registerKeySetSize } from '../metrics/metrics';
 import { KeyFingerprintSet } from './key-fingerprint-set';
 import type { KeyMode } from '../../contracts/events';
@@ -57,8 +56,8 @@ export interface RevocationMarks {
   storageKey?(keyId: string): string;
 }
 
-/** Takes the key's rate-limit token unless its mark (at `markKey`) exists. */
-export type TakeUnlessMarked = (key: AuthenticatedKey, markKey: string) => Promise<RateDecision | 'marked'>;
+/** Takes the key's rate-limit token (and what goes with it) unless its mark (at `markKey`) exists. */
+export type AdmitUnlessMarked<T> = (key: AuthenticatedKey, markKey: string) => Promise<T | 'marked'>;
 
 /**
  * Key checks without a database round trip in steady state: answers are cached in process and
@@ -286,14 +285,14 @@ export class KeyAuthenticator {
    * not cached, no marks, marked, Redis unreadable): the caller then authenticates and takes as
    * usual, which also answers every failure as before.
    */
-  async admitCached(key: string, takeUnlessMarked: TakeUnlessMarked): Promise<{ key: AuthenticatedKey; decision: RateDecision } | undefined> {
+  async admitCached<T>(key: string, admitUnlessMarked: AdmitUnlessMarked<T>): Promise<{ key: AuthenticatedKey; admitted: T } | undefined> {
     const markKey = this.options.marks?.storageKey;
     if (!markKey || !this.listening) return undefined;
     const cached = this.cache.get(hashApiKey(key));
     if (!cached?.key || cached.expiresAt <= Date.now()) return undefined;
     try {
-      const decision = await takeUnlessMarked(cached.key, markKey(cached.key.keyId));
-      return decision === 'marked' ? undefined : { key: cached.key, decision };
+      const admitted = await admitUnlessMarked(cached.key, markKey(cached.key.keyId));
+      return admitted === 'marked' ? undefined : { key: cached.key, admitted };
     } catch (err) {
       if (err instanceof LimiterUnavailableError) return undefined;
       throw err;

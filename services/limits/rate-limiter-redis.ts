@@ -5,12 +5,14 @@ import { orLimiterUnavailable } from './limiter-unavailable';
 import { assertPerMinute, assertWanted } from './token-bucket';
 
 /**
- * The token bucket of token-bucket.ts (`takeTokens`: ARGV[2] tokens wanted, default 1) in one atomic Lua script. Time comes from Redis `TIME`, so
- * every instance shares one clock. The hash holds `l` (level in token units: 60 000 per token,
- * `perMinute` per elapsed ms) and `t` (ms of the last request). The key expires exactly when the
- * bucket would be full again, since a missing bucket means a full one.
+ * The token bucket of token-bucket.ts (`takeTokens`: ARGV[2] tokens wanted, default 1) as Lua, for
+ * the scripts below and the admission script (admission-redis.ts): it reads KEYS[1] and ARGV[1..2]
+ * and leaves `now`, `allowed`, `remaining`, `reset`, `retry` and `granted` set. Time comes from
+ * Redis `TIME`, so every instance shares one clock. The hash holds `l` (level in token units:
+ * 60 000 per token, `perMinute` per elapsed ms) and `t` (ms of the last request). The key expires
+ * exactly when the bucket would be full again, since a missing bucket means a full one.
  */
-const TAKE_SCRIPT = `
+export const TAKE_BODY = `
 local key = KEYS[1]
 local perMinute = tonumber(ARGV[1])
 local wanted = tonumber(ARGV[2] or '1')
@@ -40,6 +42,9 @@ end
 local fullInMs = math.floor((deficit + perMinute - 1) / perMinute)
 redis.call('HSET', key, 'l', string.format('%.0f', level), 't', string.format('%.0f', now))
 redis.call('PEXPIRE', key, fullInMs + 1)
+`;
+
+const TAKE_SCRIPT = `${TAKE_BODY}
 return {allowed, remaining, reset, retry, granted}
 `;
 
@@ -71,7 +76,10 @@ export interface RedisRateLimiterOptions {
  * ioredis `defineCommand` sends EVALSHA and falls back to EVAL when the script is not cached.
  * When Redis does not answer, `take` throws LimiterUnavailableError.
  */
-export function createRedisRateLimiter(redis: RedisClient, options: RedisRateLimiterOptions = {}): RateLimiter & Required<Pick<RateLimiter, 'takeUnlessMarked'>> {
+/** The Redis rate limiter, and where it keeps a bucket (for the admission script, which takes from it too). */
+export type RedisRateLimiter = RateLimiter & Required<Pick<RateLimiter, 'takeUnlessMarked'>> & { redisKey(bucketKey: string): string };
+
+export function createRedisRateLimiter(redis: RedisClient, options: RedisRateLimiterOptions = {}): RedisRateLimiter {
   const keyPrefix = options.keyPrefix ?? 'ratelimit:';
   const client = redis as unknown as Partial<TakeCommand>;
   if (typeof client[COMMAND] !== 'function') {
@@ -90,6 +98,7 @@ export function createRedisRateLimiter(redis: RedisClient, options: RedisRateLim
   };
 
   return {
+    redisKey: (bucketKey) => hashTagged(keyPrefix, bucketKey),
     async takeUnlessMarked(bucketKey: string, markKey: string, perMinute: number): Promise<RateDecision | 'marked'> {
       assertPerMinute(perMinute);
       const [allowed, remaining, resetSeconds, retryAfterSeconds] = await orLimiterUnavailable('rate limit take', () =>

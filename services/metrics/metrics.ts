@@ -227,6 +227,20 @@ export const redisErrors = new Counter({
   registers: [registry],
 });
 
+export const admissionSlots = new Counter({
+  name: `${PREFIX}admission_slots_total`,
+  help: 'Concurrency slots asked for in the admission script of a single lookup: granted there, or none free (asked again before the lookup)',
+  labelNames: ['outcome'] as const,
+  registers: [registry],
+});
+
+export const slotReleaseBatchSize = new Histogram({
+  name: `${PREFIX}slot_release_batch_size`,
+  help: 'Concurrency slots released by one ZREM (the releases of one event-loop turn, per workspace)',
+  buckets: [1, 2, 4, 8, 16, 32, 64, 128],
+  registers: [registry],
+});
+
 export const revocationMarksRestored = new Counter({
   name: `${PREFIX}revocation_marks_restored_total`,
   help: 'Revocation marks written back to Redis from the database on (re)connecting to it',
@@ -400,6 +414,14 @@ export function recordDatabaseHostSearch(outcome: 'same' | 'moved' | 'none'): vo
 
 export function recordRedisError(): void {
   redisErrors.inc();
+}
+
+export function recordAdmissionSlot(outcome: 'granted' | 'none_free'): void {
+  admissionSlots.inc({ outcome });
+}
+
+export function recordSlotReleaseBatch(size: number): void {
+  slotReleaseBatchSize.observe(size);
 }
 
 export function recordRevocationMarksRestored(count: number): void {

@@ -8,6 +8,7 @@
 //   BENCH_SKIP_BATCH=1                  no batch part (then: npx tsx test/bench/batch.bench.ts)
 //   npx tsx test/bench/charge-path.bench.ts   SQL statements per charged hit and the writer's batching, then rows, bytes and index entries per hit
 //   npx tsx test/bench/charge-wal.bench.ts    WAL bytes and CPU per charged hit on PGlite (exact whatever else the machine runs)
+//   npx tsx test/bench/redis-commands.bench.ts   Redis commands per charged hit (its own redis-server)
 //   BENCH_MEMORY_SECONDS=60             the one-run memory check (RSS every 5 s; default 60)
 //   BENCH_ONLY=postgres|pglite          one half alone (does not rewrite docs/performance.md)
 //   BENCH_ONLY=profile                  only the profiled PostgreSQL+Redis cache-hit run (e)

@@ -16,8 +16,7 @@ import { Keys } from '../../services/keys/keys';
 import { ReadModels } from '../../services/read-models/read-models';
 import { Workspaces } from '../../services/workspaces/workspaces';
 import { createMemoryConcurrencySlots } from '../../services/limits/concurrency-memory';
-import { createRedisConcurrencySlots } from '../../services/limits/concurrency-redis';
-import { createRedisRateLimiter } from '../../services/limits/rate-limiter-redis';
+import { createRedisLimits } from '../../services/limits/admission-redis';
 import { closeRedisConnection, createRedisConnection, startRedisConnection } from '../../services/limits/redis-connection';
 import { createRedisRevocationMarks } from '../../services/keys/revocation-marks-redis';
 import type { Sql } from '../../services/eventstore/sql';
@@ -74,8 +73,9 @@ export async function startRouteApp(
     if (!options.sql) throw err;
   });
   const keyUse = new KeyUseRecorder(sql);
-  const rateLimiter = redis ? createRedisRateLimiter(redis) : createMemoryRateLimiter();
-  const slots = redis ? createRedisConcurrencySlots(redis, { leaseMs: config.concurrencyLeaseMs }) : createMemoryConcurrencySlots({ leaseMs: config.concurrencyLeaseMs });
+  const { rateLimiter, slots, keyAdmission } = redis
+    ? createRedisLimits(redis, { leaseMs: config.concurrencyLeaseMs })
+    : { rateLimiter: createMemoryRateLimiter(), slots: createMemoryConcurrencySlots({ leaseMs: config.concurrencyLeaseMs }), keyAdmission: undefined };
   const workspaces = new Workspaces(store);
   const keys = new Keys(store, authenticator);
   const app = await buildApp({
@@ -98,6 +98,7 @@ export async function startRouteApp(
     keyUse,
     rateLimiter,
     slots,
+    keyAdmission,
     idempotency: createSqlIdempotencyStore(sql, { lockTtlMs: config.idempotencyLockTtlMs }),
     ...options.deps,
   });

@@ -21,7 +21,7 @@ import { route } from '../../http/route';
 import { LOOKUP_CALLS, type LookupCall } from '../lookup-calls';
 import { DEPS_PLUGIN } from '../../http/deps-plugin';
 import { docsUrlFor } from '../../http/public-url';
-import { scopeInMode } from '../../common/key-mode';
+import { slotScope } from '../../common/key-mode';
 
 /** POST /v1/batch: up to 100 lookups and searches, each answered, billed and logged as its single call (docs/api.md "Batch"). */
 export const batchRoutes = fp(
@@ -38,7 +38,7 @@ async function runBatch(app: FastifyInstance, req: FastifyRequest, reply: Fastif
   const plans = planItems(items, await takeItemTokens(app, req, reply, items.length), (item) => prepareCall(deps.lookups, item));
   const docsUrl = docsUrlFor(deps.config, req);
   const order = new ChargeOrder(items.length);
-  const slots = new BatchSlots(deps.slots, `ws:${scopeInMode(key.workspaceId, key.mode)}`, key.maxConcurrency);
+  const slots = new BatchSlots(deps.slots, slotScope(key), key.maxConcurrency);
 
   const runItem = async (item: BatchItem, plan: ItemPlan<LookupCall>, index: number): Promise<ItemResult> => {
     if (plan.kind !== 'run') {

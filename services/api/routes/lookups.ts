@@ -2,7 +2,8 @@ import fp from 'fastify-plugin';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../../contracts/errors';
 import { isStoredOutcome, type StoredResponse } from '../../idempotency/idempotency';
-import { scopeInMode } from '../../common/key-mode';
+import { slotScope } from '../../common/key-mode';
+import { claimAdmissionSlot } from '../../http/admission/api-key';
 import type { LookupResult } from '../../lookup/lookup-service';
 import { renderError, toApiError } from '../../http/errors';
 import { answerOnce } from '../../http/idempotent-answer';
@@ -33,8 +34,9 @@ export const lookupRoutes = fp(
 async function runLookup(app: FastifyInstance, req: FastifyRequest, call: LookupCall): Promise<StoredResponse> {
   const { deps } = app;
   const key = req.apiKey!;
-  // A test key's calls take slots of their own: testing never holds a live call back.
-  const slot = await deps.slots.acquire(`ws:${scopeInMode(key.workspaceId, key.mode)}`, key.maxConcurrency);
+  // The slot taken with the key's token, else one asked for now. A test key's calls take slots of
+  // their own: testing never holds a live call back.
+  const slot = claimAdmissionSlot(req) ?? (await deps.slots.acquire(slotScope(key), key.maxConcurrency));
   if (!slot) throw new ApiError('concurrency_limited', { retryAfterSeconds: 1 });
   try {
     const result = await call({ requestId: req.id, workspaceId: key.workspaceId, keyId: key.keyId, mode: key.mode });

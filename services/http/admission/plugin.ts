@@ -1,12 +1,13 @@
 import type { onRequestAsyncHookHandler } from 'fastify';
 import fp from 'fastify-plugin';
-import { admissionOf, rateLimitPolicy, refusesForeignOrigin, type Admission, type Endpoint } from '../../../contracts/endpoints';
+import { admissionOf, rateLimitPolicy, refusesForeignOrigin, takesConcurrencySlot, type Admission, type Endpoint } from '../../../contracts/endpoints';
 import { ApiError } from '../../../contracts/errors';
 import type { KeyAuthenticator } from '../../keys/authenticator';
 import type { KeyUseRecorder } from '../../keys/key-use';
+import type { KeyAdmission } from '../../limits/admission';
 import type { RateLimiter } from '../../limits/rate-limiter';
 import { adminToken } from './admin';
-import { identifyKey, requireKey } from './api-key';
+import { identifyKey, releaseAdmissionSlot, requireKey } from './api-key';
 import { type AnonymousBucket, bucketHooks } from './buckets';
 import { requireHost } from './host';
 import { csrfToken, type SessionLookup, sameOrigin, signedIn } from './session';
@@ -18,6 +19,7 @@ export interface AdmissionOptions {
   authenticator: KeyAuthenticator;
   keyUse: KeyUseRecorder;
   rateLimiter: RateLimiter;
+  keyAdmission?: KeyAdmission;
   anonymous: AnonymousBucket;
   sessions: SessionLookup;
 }
@@ -39,12 +41,13 @@ export function admissionHooks(options: AdmissionOptions): AdmissionHooks {
   const buckets = bucketHooks(options.rateLimiter, options.anonymous);
   const admin = adminToken(options.adminToken);
   const key = identifyKey(options);
+  const keyWithSlot = identifyKey(options, true);
   const session = signedIn(options.sessions);
   const changes = (row: Endpoint) => row.method !== 'GET';
   const byAdmission: Record<Admission, (row: Endpoint) => Hook[]> = {
     public: (row) => [...buckets[rateLimitPolicy(row)], ...(refusesForeignOrigin(row) && changes(row) ? [sameOrigin] : [])],
     // The key first: a valid one draws on its own bucket, never on the client address's.
-    apiKey: (row) => [key, ...buckets[rateLimitPolicy(row)], requireKey],
+    apiKey: (row) => [takesConcurrencySlot(row) ? keyWithSlot : key, ...buckets[rateLimitPolicy(row)], requireKey],
     admin: (row) => [admin, ...buckets[rateLimitPolicy(row)]],
     // The bucket first: every console answer carries its RateLimit headers.
     session: (row) => [...buckets[rateLimitPolicy(row)], session, ...(changes(row) ? [sameOrigin, csrfToken] : [])],
@@ -55,6 +58,8 @@ export function admissionHooks(options: AdmissionOptions): AdmissionHooks {
     unknownAdminPath: [admin, requireHost],
   };
 }
+
+const asArray = <T>(hooks: T | T[] | undefined): T[] => (hooks === undefined ? [] : Array.isArray(hooks) ? hooks : [hooks]);
 
 const notFound = async () => {
   throw new ApiError('route_not_found', { message: 'No endpoint exists at this method and path.' });
@@ -71,12 +76,19 @@ export const admissionPlugin = fp<AdmissionOptions>(
     app.decorateRequest('apiKey', null);
     app.decorateRequest('bucketDecision', null);
     app.decorateRequest('signedIn', null);
+    app.decorateRequest('admissionSlot', null);
     const hooks = admissionHooks(options);
     app.addHook('onRoute', (route) => {
       const row = route.config?.endpoint;
       if (!row) throw new Error(`${String(route.method)} ${route.url} is no row of the endpoint table (contracts/endpoints.ts)`);
-      const own = route.onRequest === undefined ? [] : Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest];
-      route.onRequest = [...hooks.of(row), ...own];
+      route.onRequest = [...hooks.of(row), ...asArray(route.onRequest)];
+      if (takesConcurrencySlot(row)) {
+        // A slot taken at admission and not claimed by the lookup is freed before the answer
+        // leaves (onSend), or when there is none to send (the client went away).
+        route.onSend = [...asArray(route.onSend), async (req) => releaseAdmissionSlot(req)];
+        route.onResponse = [...asArray(route.onResponse), async (req) => releaseAdmissionSlot(req)];
+        route.onRequestAbort = [...asArray(route.onRequestAbort), async (req) => releaseAdmissionSlot(req)];
+      }
     });
     app.register(async (scope) => {
       for (const hook of hooks.unknownPath) scope.addHook('onRequest', hook);

@@ -6,12 +6,15 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRedisRevocationMarks } from '../../../services/keys/revocation-marks-redis';
+import { createRedisKeyAdmission } from '../../../services/limits/admission-redis';
 import { createRedisConcurrencySlots } from '../../../services/limits/concurrency-redis';
+import { hashTagged } from '../../../services/limits/redis-keys';
 import type { ConcurrencySlots } from '../../../services/limits/concurrency';
 import { apiKeyBucket } from '../../../services/limits/rate-limiter';
 import { createRedisRateLimiter } from '../../../services/limits/rate-limiter-redis';
 import { closeRedisConnection, createRedisConnection, type RedisClient } from '../../../services/limits/redis-connection';
 import { parseRedisUrl } from '../../../services/limits/redis-url';
+import { admissionContract } from '../../unit/limits/admission.contract';
 import { concurrencyContract } from '../../unit/limits/concurrency.contract';
 import { redisTopologiesAvailable, startClusterSetup, startSentinelSetup, type ClusterSetup, type SentinelSetup } from '../../support/redis-topologies';
 import { serverUrl } from '../../support/servers';
@@ -56,6 +59,27 @@ function redisAdapterSuite(url: () => string): void {
     rateLimiterContract(async () => {
       const limiter = createRedisRateLimiter(await connect(), { keyPrefix: `${RUN}rl:` });
       return { limiter, advance: (ms) => sleep(ms), close: () => limiter.close() };
+    });
+  });
+
+  describe('admission contract (mark, token and slot in one script; two steps on a cluster)', () => {
+    admissionContract(async () => {
+      const redis = await connect();
+      const rateLimiter = createRedisRateLimiter(redis, { keyPrefix: `${RUN}adm-rl:` });
+      const slots = createRedisConcurrencySlots(redis, { keyPrefix: `${RUN}adm-slots:` });
+      return {
+        admission: createRedisKeyAdmission(redis, rateLimiter, slots),
+        rateLimiter,
+        slots,
+        // Tagged as the bucket is, as the revocation marks are (revocation-marks-redis.ts).
+        markKey: (name) => hashTagged(`${RUN}adm-mark:`, name),
+        mark: async (markKey) => {
+          await redis.set(markKey, '1', 'PX', 60_000);
+        },
+        close: async () => {
+          await Promise.all([rateLimiter.close(), slots.close()]);
+        },
+      };
     });
   });
 

@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRedisRevocationMarks } from '../../../services/keys/revocation-marks-redis';
+import { createRedisKeyAdmission } from '../../../services/limits/admission-redis';
 import { createRedisConcurrencySlots } from '../../../services/limits/concurrency-redis';
 import { LimiterUnavailableError } from '../../../services/limits/limiter-unavailable';
 import { createRedisRateLimiter } from '../../../services/limits/rate-limiter-redis';
@@ -74,6 +75,8 @@ describe.skipIf(!available)('Redis adapters when Redis dies', () => {
     // A burst, as under load: each call fails on its own, nothing piles up.
     await Promise.all(Array.from({ length: 50 }, () => unavailable(() => limiter.take('k', 10))));
     await unavailable(() => slots.acquire(scope, 2));
+    const admission = createRedisKeyAdmission(redis, limiter, slots);
+    await unavailable(() => admission.admit('k', marks.storageKey!(keyId), 10, { scope, max: 2 }));
     await unavailable(() => heldAcrossTheOutage!.release());
     await unavailable(() => marks.mark(keyId, 60_000));
     await unavailable(() => marks.isMarked(keyId));
