@@ -43,7 +43,7 @@ export type NotFoundCode = 'not_found' | 'unresolvable_id';
 
 /** What the cache holds for an alias. */
 export type CachedEntry =
-  | { kind: 'profile'; data: Record<string, unknown>; contentHash: string; fetchedAt: Date }
+  | { kind: 'profile'; entity: string; data: Record<string, unknown>; contentHash: string; fetchedAt: Date }
   | { kind: 'not_found'; code: NotFoundCode | null; reason: string | null; fetchedAt: Date };
 
 /** What the live fetch came back with. */
