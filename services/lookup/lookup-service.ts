@@ -5,7 +5,6 @@ import type { OnError } from '../../contracts/http';
 import { sourceForMode, usesCache } from '../common/key-mode';
 import type { SqlExecutor } from '../eventstore/sql';
 import { DatabaseUnavailableError } from '../eventstore/unavailable';
-import { balance } from '../read-models/queries';
 import type { ChargeCommand, ChargeResult, Ledger, SettleCommand, VoidCommand } from '../ledger/ledger';
 import { recordFailureAfterCharge } from '../metrics/metrics';
 import { aliases, companyAlias, companyAliases, entities, normalizeQuery, personAlias, personAliases } from './aliases';
@@ -236,8 +235,7 @@ export class LookupService {
 
     if (verdict.kind === 'cached_not_found') {
       caller.turn?.end();
-      await this.ledger.recordUncharged({ ...base, completed: verdict.completed });
-      throw lookupError(verdict.error, { charged: 0, balance: await balance(this.sql, caller.workspaceId) });
+      throw lookupError(verdict.error, { charged: 0, balance: await this.ledger.recordUncharged({ ...base, completed: verdict.completed }) });
     }
 
     if (caller.turn && !(await caller.turn.begin(verdict.kind === 'fetch'))) {
