@@ -507,7 +507,7 @@ export const WorkspaceCreatedResponse = z.strictObject({
   max_concurrency: maxConcurrency(),
 });
 
-const LowBalanceThreshold = z
+export const LowBalanceThreshold = z
   .int()
   .min(0)
   .max(BALANCE_MAX)
