@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { KeyMode } from './events';
-import { CACHE_STATUSES, ERRORS_MEANING, idString, isoDateTime, LedgerEntry, LedgerResponse, ModeFilter, OperationName, queryInt, RATE_LIMIT_PER_MINUTE_DEFAULT, UsageRow } from './http';
+import { CACHE_STATUSES, ERRORS_MEANING, idString, isoDateTime, LedgerEntry, LowBalanceThreshold, LedgerResponse, ModeFilter, OperationName, queryInt, RATE_LIMIT_PER_MINUTE_DEFAULT, UsageRow } from './http';
 import { text } from './text';
 import { Watch, WebhookDelivery, WebhookEndpoint, WebhookEndpointWithSecretResponse } from './webhooks';
 
@@ -191,7 +191,7 @@ export const OverviewResponse = z.strictObject({
     .meta({ description: "The workspace's paused watches, oldest first (shown as a banner)." }),
 });
 export const ConsoleAlertSettings = z.strictObject({
-  low_balance_threshold: z.int().min(0).max(1_000_000_000_000_000).nullable().meta({
+  low_balance_threshold: LowBalanceThreshold.meta({
     description: 'Credits: a charge that takes the balance below it emails the owners once (re-armed when the balance is back at it or above); null removes the alert.',
   }),
 });

@@ -87,6 +87,7 @@ import {
   WorkspacePatchRequest,
   WorkspaceQuery,
   WorkspaceResponse,
+  type FREE_AREAS,
   type PricedOperation,
 } from './http';
 import {
@@ -141,8 +142,8 @@ export interface Endpoint {
   path: string;
   area: Area;
   tag: Tag;
-  /** Who may call it; default by area (ADMISSION_BY_AREA). */
-  admission?: Admission;
+  /** Who may call it: named by every row, never implied by its area. */
+  admission: Admission;
   summary: string;
   description?: string;
   params?: z.ZodType;
@@ -212,26 +213,21 @@ export const ANONYMOUS_RATE_PER_MINUTE = 120;
 /** Console pages and calls per client address and minute. */
 export const CONSOLE_RATE_PER_MINUTE = 600;
 
-const ADMISSION_BY_AREA: Record<Area, Admission> = { lookup: 'apiKey', cache: 'apiKey', webhooks: 'apiKey', watches: 'apiKey', meta: 'public', admin: 'admin', console: 'session' };
 const RATE_LIMIT_BY_ADMISSION: Record<Admission, RateLimitPolicy> = { public: 'bucket', apiKey: 'bucket', admin: 'none', session: 'console' };
 
-export function admissionOf(row: Endpoint): Admission {
-  return row.admission ?? ADMISSION_BY_AREA[row.area];
-}
-
 export function rateLimitPolicy(row: Endpoint): RateLimitPolicy {
-  return row.rateLimit ?? RATE_LIMIT_BY_ADMISSION[admissionOf(row)];
+  return row.rateLimit ?? RATE_LIMIT_BY_ADMISSION[row.admission];
 }
 
-/** Whether a POST, PATCH or DELETE of the row must come from the same origin (session rows, sign-in). */
-export function refusesForeignOrigin(row: Endpoint): boolean {
-  return admissionOf(row) === 'session' || row.sameOrigin === true;
+/** Whether the row's request must come from the same origin: a POST, PATCH or DELETE of a session row, or of one marked `sameOrigin` (sign-in). */
+export function checksOrigin(row: Endpoint): boolean {
+  return row.method !== 'GET' && (row.admission === 'session' || row.sameOrigin === true);
 }
 
 /** The OpenAPI document a row is described in: the public one (console rows too), the admin one, or none. */
 export function documentOf(row: Endpoint): 'public' | 'admin' | 'internal' {
   if (row.internal || row.answer === 'html' || row.answer === 'raw') return 'internal';
-  return admissionOf(row) === 'admin' ? 'admin' : 'public';
+  return row.admission === 'admin' ? 'admin' : 'public';
 }
 
 /**
@@ -245,8 +241,8 @@ export function admissionErrors(row: Endpoint): ErrorCode[] {
   const policy = rateLimitPolicy(row);
   return [
     'invalid_request',
-    ...(admissionOf(row) === 'public' ? [] : (['unauthorized'] as const)),
-    ...(refusesForeignOrigin(row) && row.method !== 'GET' ? (['forbidden'] as const) : []),
+    ...(row.admission === 'public' ? [] : (['unauthorized'] as const)),
+    ...(checksOrigin(row) ? (['forbidden'] as const) : []),
     ...(policy === 'none' ? [] : (['rate_limited'] as const)),
     'internal_error',
     ...(policy === 'bucket' || policy === 'console' ? (['service_unavailable'] as const) : []),
@@ -405,6 +401,7 @@ export const ENDPOINTS = [
     method: 'POST',
     path: '/v1/batch',
     area: 'lookup',
+    admission: 'apiKey',
     tag: 'Lookups',
     summary: `Up to ${BATCH_MAX_ITEMS} lookups and searches in one call`,
     description: [
@@ -499,6 +496,7 @@ export const ENDPOINTS = [
     method: 'POST',
     path: '/v1/webhook-endpoints',
     area: 'webhooks',
+    admission: 'apiKey',
     tag: 'Webhooks',
     summary: 'Register a webhook endpoint (its signing secret is shown only in this answer)',
     description:
@@ -516,6 +514,7 @@ export const ENDPOINTS = [
     method: 'GET',
     path: '/v1/webhook-endpoints',
     area: 'webhooks',
+    admission: 'apiKey',
     tag: 'Webhooks',
     summary: "The workspace's webhook endpoints",
     description: 'Free. `state` says whether an endpoint is `failing` (a delivery was given up after 24 h of retries).',
@@ -530,6 +529,7 @@ export const ENDPOINTS = [
     method: 'GET',
     path: '/v1/webhook-endpoints/{id}',
     area: 'webhooks',
+    admission: 'apiKey',
     tag: 'Webhooks',
     summary: 'A webhook endpoint',
     description: 'Free.',
@@ -545,6 +545,7 @@ export const ENDPOINTS = [
     method: 'PATCH',
     path: '/v1/webhook-endpoints/{id}',
     area: 'webhooks',
+    admission: 'apiKey',
     tag: 'Webhooks',
     summary: "Change a webhook endpoint's URL, event types, description, or pause it",
     description: 'Free.',
@@ -561,6 +562,7 @@ export const ENDPOINTS = [
     method: 'DELETE',
     path: '/v1/webhook-endpoints/{id}',
     area: 'webhooks',
+    admission: 'apiKey',
     tag: 'Webhooks',
     summary: 'Delete a webhook endpoint (its pending deliveries are dropped, its watches deleted)',
     description: 'Free. The watches that deliver to it are deleted with it (`deleted_watches`), so nothing is refreshed or charged for an endpoint that is gone.',
@@ -576,6 +578,7 @@ export const ENDPOINTS = [
     method: 'POST',
     path: '/v1/webhook-endpoints/{id}/rotate-secret',
     area: 'webhooks',
+    admission: 'apiKey',
     tag: 'Webhooks',
     summary: 'Rotate the signing secret (the previous one still signs during the overlap)',
     description:
@@ -592,6 +595,7 @@ export const ENDPOINTS = [
     method: 'GET',
     path: '/v1/webhook-endpoints/{id}/deliveries',
     area: 'webhooks',
+    admission: 'apiKey',
     tag: 'Webhooks',
     summary: "An endpoint's deliveries, newest first, each with its attempts",
     description: 'Free. Each attempt: its status, latency and the response code.',
@@ -608,6 +612,7 @@ export const ENDPOINTS = [
     method: 'POST',
     path: '/v1/webhook-endpoints/{id}/deliveries/{delivery_id}/resend',
     area: 'webhooks',
+    admission: 'apiKey',
     tag: 'Webhooks',
     summary: 'Send a delivery again (same `webhook-id`)',
     description: 'Free. The delivery is due at once, whatever its state, with the same `webhook-id` (receivers de-duplicate by it) and a new retry horizon.',
@@ -624,6 +629,7 @@ export const ENDPOINTS = [
     method: 'POST',
     path: '/v1/watches',
     area: 'watches',
+    admission: 'apiKey',
     tag: 'Watches',
     summary: 'Watch a company or person: refreshed on schedule, `profile.changed` sent on change',
     description:
@@ -640,6 +646,7 @@ export const ENDPOINTS = [
     method: 'GET',
     path: '/v1/watches',
     area: 'watches',
+    admission: 'apiKey',
     tag: 'Watches',
     summary: "The workspace's watches",
     description: 'Free.',
@@ -654,6 +661,7 @@ export const ENDPOINTS = [
     method: 'GET',
     path: '/v1/watches/{id}',
     area: 'watches',
+    admission: 'apiKey',
     tag: 'Watches',
     summary: 'A watch',
     description: 'Free.',
@@ -669,6 +677,7 @@ export const ENDPOINTS = [
     method: 'DELETE',
     path: '/v1/watches/{id}',
     area: 'watches',
+    admission: 'apiKey',
     tag: 'Watches',
     summary: 'Stop watching',
     description: 'Free.',
@@ -684,6 +693,7 @@ export const ENDPOINTS = [
     method: 'POST',
     path: '/v1/watches/{id}/run',
     area: 'watches',
+    admission: 'apiKey',
     tag: 'Watches',
     summary: 'Refresh a watch now instead of waiting for its schedule',
     description: 'Charged like a lookup of the watched operation that fetches live (a REFRESH), refunded on failure. The next scheduled refresh is one interval from now.',
@@ -1680,7 +1690,7 @@ export function documentRows(document: 'public' | 'admin'): Endpoint[] {
 }
 
 /** `METHOD /path` of each endpoint of a free area, as `GET /v1/pricing` lists them. */
-export function freeAreaEndpoints(area: 'cache' | 'webhooks' | 'watches' | 'meta'): string[] {
+export function freeAreaEndpoints(area: (typeof FREE_AREAS)[number]): string[] {
   return ENDPOINTS.filter((row: Endpoint) => row.area === area && row.pricingListed !== false).map((row) => `${row.method} ${row.path}`);
 }
 
@@ -1691,13 +1701,6 @@ export const BATCH_ITEM_ENDPOINTS = {
   person: 'lookupPerson',
   search: 'search',
 } as const satisfies Record<BatchOperation, EndpointId>;
-
-/** The row that answers several priced calls at once (POST /v1/batch). */
-export function batchEndpoint(): Endpoint {
-  const found = ENDPOINTS.find((row: Endpoint) => row.batch === true);
-  if (!found) throw new Error('no batch endpoint');
-  return found;
-}
 
 /** The endpoint a priced operation is called at. */
 export function pricedEndpoint(operation: PricedOperation): Endpoint {

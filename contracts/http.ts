@@ -377,9 +377,12 @@ export const PricedOperationEntry = z
   })
   .meta({ id: 'PricedOperation' });
 
+/** The areas `GET /v1/pricing` lists as free, in its order. */
+export const FREE_AREAS = ['cache', 'webhooks', 'watches', 'meta'] as const;
+
 export const FreeArea = z
   .strictObject({
-    area: z.enum(['cache', 'webhooks', 'watches', 'meta']).meta({ description: 'The free area (`watches`: creating and reading them; each refresh is charged, see `notes`).' }),
+    area: z.enum(FREE_AREAS).meta({ description: 'The free area (`watches`: creating and reading them; each refresh is charged, see `notes`).' }),
     price: z.literal(0).meta({ description: 'Always 0.' }),
     endpoints: z.array(z.string()).meta({ description: '`METHOD /path` of each endpoint of the area.' }),
   })
@@ -507,7 +510,7 @@ export const WorkspaceCreatedResponse = z.strictObject({
   max_concurrency: maxConcurrency(),
 });
 
-const LowBalanceThreshold = z
+export const LowBalanceThreshold = z
   .int()
   .min(0)
   .max(BALANCE_MAX)

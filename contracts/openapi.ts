@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiResponsesObject } from 'zod-openapi';
 import { ApiError, DOCS_NAV_HTML, docsHeadHtml, ERROR_CATALOGUE, errorBody, errorDocUrl, escapeHtml, inlineCodeHtml, statusCarriesRetryAfter, type ErrorCode } from './errors';
-import { admissionOf, documentRows, errorsOf, publicJsonEndpoints, rateLimitPolicy, type Area, type Endpoint, type EndpointId, type RateLimitPolicy } from './endpoints';
+import { documentRows, errorsOf, publicJsonEndpoints, rateLimitPolicy, type Admission, type Area, type Endpoint, type EndpointId, type RateLimitPolicy } from './endpoints';
 import { operationExamples, type OperationExample } from './examples';
 import { BATCH_MAX_ITEMS, CACHE_STATUSES, ErrorEnvelope } from './http';
 import { priceSentence } from './prices';
@@ -179,12 +179,12 @@ function errorResponses(codes: readonly ErrorCode[], docsUrl: string, { replayab
  */
 function descriptionOf(row: Endpoint): string | undefined {
   const price = row.priced === undefined ? undefined : priceSentence(row.priced);
-  const console = row.area !== 'console' ? undefined : `${row.summary}. ${admissionOf(row) === 'session' ? `Needs the console session cookie; a POST, PATCH or DELETE also needs \`${CSRF_HEADER}\`.` : 'Open: no session needed.'}`;
+  const console = row.area !== 'console' ? undefined : `${row.summary}. ${row.admission === 'session' ? `Needs the console session cookie; a POST, PATCH or DELETE also needs \`${CSRF_HEADER}\`.` : 'Open: no session needed.'}`;
   return [row.description, price, console].filter((part) => part !== undefined).join(' ') || undefined;
 }
 
 /** How the row's admission is declared: the document's default (an API key), none, or its own scheme. */
-const SECURITY: Record<ReturnType<typeof admissionOf>, { security?: Record<string, string[]>[] }> = {
+const SECURITY: Record<Admission, { security?: Record<string, string[]>[] }> = {
   apiKey: {},
   public: { security: [] },
   session: { security: [{ consoleSession: [] }] },
@@ -208,7 +208,7 @@ function successContent(row: Endpoint, example: OperationExample | undefined): R
  * sign-in's `Set-Cookie`) and, on a change, the CSRF token of `GET /console/v1/session`.
  */
 function curlAuth(row: Endpoint): string[] {
-  switch (admissionOf(row)) {
+  switch (row.admission) {
     case 'apiKey':
       return ['-H "Authorization: Bearer $API_KEY"'];
     case 'public':
@@ -250,7 +250,7 @@ function operation(row: Endpoint, docsUrl: string): ZodOpenApiOperationObject {
     tags: [row.tag],
     summary: row.summary,
     ...(descriptionOf(row) === undefined ? {} : { description: descriptionOf(row) }),
-    ...SECURITY[admissionOf(row)],
+    ...SECURITY[row.admission],
     ...(row.idempotent ? { parameters: [IdempotencyKeyHeader] } : {}),
     ...(Object.keys(requestParams).length === 0 ? {} : { requestParams }),
     ...(row.body === undefined

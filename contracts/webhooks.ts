@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { EventType } from './events';
-import { CompanyCacheRequest, ContentHash, DomainCacheRequest, PersonCacheRequest, RequestId } from './http';
+import { CompanyCacheRequest, ContentHash, DomainCacheRequest, idString, isoDateTime, PersonCacheRequest, RequestId } from './http';
 import { text } from './text';
 
 /**
@@ -40,17 +40,14 @@ export function webhookTypesOf(eventType: string): WebhookEventType[] {
 export const WebhookPayload = z
   .strictObject({
     type: z.enum(WEBHOOK_EVENT_TYPE_NAMES).meta({ description: 'The event type.' }),
-    timestamp: z.iso.datetime({ offset: true }).meta({ description: 'When the event was recorded.' }),
+    timestamp: isoDateTime().meta({ description: 'When the event was recorded.' }),
     data: z.record(z.string(), z.unknown()).meta({ description: 'The event\'s data (docs/api.md "Webhooks").' }),
   })
   .meta({ id: 'WebhookPayload', description: 'The body of every webhook request, signed over `webhook-id.webhook-timestamp.body`.' });
 
 export const WEBHOOK_URL_MAX_CHARS = 2048;
 export const WEBHOOK_DESCRIPTION_MAX_CHARS = 200;
-const ID_MAX_CHARS = 100;
-const idString = () => text({ max: ID_MAX_CHARS, kind: 'id' });
 const endpointIdParam = () => idString().meta({ description: 'The webhook endpoint (`whep_…`) of the key\'s workspace.' });
-const isoDateTime = () => z.iso.datetime({ offset: true });
 
 const EventTypes = z
   .array(z.enum(WEBHOOK_EVENT_TYPE_NAMES))

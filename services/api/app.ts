@@ -1,6 +1,6 @@
 import type { Socket } from 'node:net';
 import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import { admissionOf, ANONYMOUS_RATE_PER_MINUTE } from '../../contracts/endpoints';
+import { ANONYMOUS_RATE_PER_MINUTE } from '../../contracts/endpoints';
 import { ANONYMOUS_RATE_LIMITED, ApiError } from '../../contracts/errors';
 import { newRequestId } from '../common/ids';
 import { describeError } from '../common/log';
@@ -93,7 +93,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   app.setErrorHandler(async (error, req, reply) => {
     const endpoint = req.routeOptions.config?.endpoint;
-    let apiError = toApiError(error, endpoint && admissionOf(endpoint));
+    let apiError = toApiError(error, endpoint?.admission);
     // The framework's refusal of a request on no route (a bad Content-Type on an unknown path) is still an unknown path.
     if (req.is404 && !(error instanceof ApiError) && apiError.code === 'invalid_request') apiError = new ApiError('route_not_found');
     return sendError(deps, req, reply, error, apiError);

@@ -36,5 +36,5 @@ export const slotScope = (key: { workspaceId: string; mode: KeyMode }): string =
 /** Whether an event is of a test call (`mode: "test"`): it moves no balance, so balance watchers skip it. */
 export const isTestCall = (data: { mode?: KeyMode }): boolean => data.mode === 'test';
 
-/** The `mode` field an event of a call carries: only a test call's (absent means live, as before). */
+/** The `mode` field an event of a call or a key carries: only a test one's (absent means live, as before). */
 export const modeField = (mode: KeyMode): { mode?: 'test' } => (mode === 'test' ? { mode: 'test' } : {});

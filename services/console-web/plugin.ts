@@ -59,7 +59,11 @@ export const consoleRoutes = fp<{ accounts: ReturnType<typeof consoleAccounts> }
 
       // ---------- pages and assets ----------
 
-      for (const page of CONSOLE_PAGES) route(scope, PAGE_ROWS[page], async ({ reply }) => sendPage(reply, page, assets));
+      // Each page is the same text for everyone: rendered once, here, not per request.
+      for (const page of CONSOLE_PAGES) {
+        const html = renderPage(page, assets.links);
+        route(scope, PAGE_ROWS[page], async ({ reply }) => sendPage(reply, html));
+      }
       route(scope, 'consoleSlash', async ({ reply }) => reply.redirect('/console', 302));
       route(scope, 'consoleAsset', async ({ req, reply }) => {
         return sendStaticAsset(req, reply, assets.byName);
@@ -302,8 +306,6 @@ const ASSET_TYPES = {
   'favicon.svg': 'image/svg+xml',
 } as const;
 
-type ConsoleAssets = Awaited<ReturnType<typeof loadAssets>>;
-
 /** Bundled once per process: every app of a test process shares it. */
 let scriptFromSource: Promise<Uint8Array> | undefined;
 
@@ -326,8 +328,8 @@ async function loadAssets() {
 /** Loads only this origin's script and style; no inline code, no framing. */
 const PAGE_CSP = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
-function sendPage(reply: FastifyReply, page: ConsolePage, assets: ConsoleAssets) {
+function sendPage(reply: FastifyReply, html: string) {
   reply.header('Content-Security-Policy', PAGE_CSP);
   reply.header('X-Frame-Options', 'DENY');
-  return reply.type('text/html; charset=utf-8').send(renderPage(page, assets.links));
+  return reply.type('text/html; charset=utf-8').send(html);
 }

@@ -1,6 +1,7 @@
 import { newEvent, streams, type KeyMode } from '../../contracts/events';
 import { RATE_LIMIT_PER_MINUTE_DEFAULT } from '../../contracts/http';
 import { newKeyId } from '../common/ids';
+import { modeField } from '../common/key-mode';
 import type { EventStore } from '../eventstore/event-store';
 import type { NewEvent } from '../eventstore/types';
 import { UnknownWorkspaceError } from '../ledger/errors';
@@ -39,8 +40,8 @@ export function decideCreateKey(workspaceExists: boolean, cmd: CreateKeyCommand)
       prefix: keyDisplayPrefix(cmd.key),
       key_hash: hashApiKey(cmd.key),
       rate_limit_per_minute: cmd.rateLimitPerMinute ?? RATE_LIMIT_PER_MINUTE_DEFAULT,
-      // Live keys' events stay as they were (absent means live); the mode is the key's own prefix.
-      ...(modeOfKey(cmd.key) === 'test' ? { mode: 'test' as const } : {}),
+      // The mode is the key's own prefix.
+      ...modeField(modeOfKey(cmd.key)),
     }),
     ...createdBy,
   ];

@@ -75,8 +75,8 @@ export class Ledger {
     return refundAbandonedCharges(this.store, this.writer, graceMs);
   }
 
-  /** A call that charged nothing (refused, or a free not-found from cache), for usage. */
-  recordUncharged(cmd: Omit<SettleCommand, 'refund' | 'entityEvents'>): Promise<void> {
+  /** A call that charged nothing (refused, or a free not-found from cache), for usage; resolves with the balance. */
+  recordUncharged(cmd: Omit<SettleCommand, 'refund' | 'entityEvents'>): Promise<number | null> {
     return recordUncharged(this.writer, cmd);
   }
 }

@@ -1,6 +1,6 @@
-import { batchEndpoint, freeAreaEndpoints, pricedEndpoint } from '../../contracts/endpoints';
+import { endpoint, freeAreaEndpoints, pricedEndpoint } from '../../contracts/endpoints';
 import { ERROR_CATALOGUE, ERROR_CODES, type BillingRule, type ErrorCode } from '../../contracts/errors';
-import { BATCH_MAX_ITEMS, type PricedOperation, type PricingResponse } from '../../contracts/http';
+import { BATCH_MAX_ITEMS, FREE_AREAS, type PricedOperation, type PricingResponse } from '../../contracts/http';
 import { PRICES } from '../../contracts/prices';
 
 /**
@@ -12,8 +12,6 @@ export type { PricedOperation };
 /** Every operation a call can be billed as: the priced lookups plus the free cache and Meta areas. */
 export type BilledOperation = PricedOperation | 'cache' | 'meta';
 export type LookupOutcome = 'success' | 'not_found' | 'failure';
-
-const FREE_AREAS = ['cache', 'webhooks', 'watches', 'meta'] as const;
 
 function isPriced(op: BilledOperation): op is PricedOperation {
   return op !== 'cache' && op !== 'meta';
@@ -107,15 +105,15 @@ export function pricingTable(): PricingResponse {
       'A call is refused with insufficient_credits when the balance is below its success price; nothing is charged.',
       `Calls refused with ${neverChargedText()} are never charged.`,
       `${listed(codesBilled('refunded'))} are refunded automatically: credits_charged and X-Credits-Charged show 0.`,
-      `${batchEndpoint().method} ${batchEndpoint().path} costs the sum of its items' prices, each item charged, refunded and refused as its single call.`,
+      `${endpoint('batch').method} ${endpoint('batch').path} costs the sum of its items' prices, each item charged, refunded and refused as its single call.`,
       'Creating and reading watches is free; each refresh of a watch (on its schedule, or POST /v1/watches/{id}/run) is charged like a live lookup of its operation (company, domain, or person_url / person_name by its reference), refunded on failure.',
     ],
   };
 }
 
 function batchPricing(): PricingResponse['batch'] {
-  const { method, path } = batchEndpoint();
-  if (method !== 'POST') throw new Error('the batch endpoint is not a POST');
+  // Its row's literal type says POST: no check at run time is needed.
+  const { method, path } = endpoint('batch');
   return { method, endpoint: path, max_items: BATCH_MAX_ITEMS, price: 'sum_of_items' };
 }
 

@@ -4,7 +4,7 @@ import type { OnError } from '../../contracts/http';
 import { newEvent, streams, type EventData, type KeyMode, type Operation, type RefundedErrorCode } from '../../contracts/events';
 import { priceInMode, usesCache } from '../common/key-mode';
 import type { SettleCommand } from '../ledger/ledger';
-import { chargeForOutcome, refundCap, refundOwed, staleAnswerPrice, successPrice } from '../ledger/pricing';
+import { chargeForOutcome, refundOwed, staleAnswerPrice, successPrice } from '../ledger/pricing';
 import { ageSeconds, cacheDecision, type CacheDecision } from './freshness';
 
 /**
@@ -43,7 +43,7 @@ export type NotFoundCode = 'not_found' | 'unresolvable_id';
 
 /** What the cache holds for an alias. */
 export type CachedEntry =
-  | { kind: 'profile'; data: Record<string, unknown>; contentHash: string; fetchedAt: Date }
+  | { kind: 'profile'; entity: string; data: Record<string, unknown>; contentHash: string; fetchedAt: Date }
   | { kind: 'not_found'; code: NotFoundCode | null; reason: string | null; fetchedAt: Date };
 
 /** What the live fetch came back with. */
@@ -77,7 +77,10 @@ export type Settlement = Pick<SettleCommand, 'entityEvents' | 'refund' | 'comple
 /** Settles a charge whose lookup failed on the service's side, unless it was settled meanwhile. */
 export type FailureSettlement = Pick<SettleCommand, 'refund' | 'completed' | 'onlyIfUnsettled'>;
 
-export type FetchVerdict = { settlement: Settlement; answer: LookupAnswer } | { settlement: Settlement; error: LookupErrorAnswer };
+/** A settled charge whose call is answered with data. */
+type AnsweredVerdict = { settlement: Settlement; answer: LookupAnswer };
+
+export type FetchVerdict = AnsweredVerdict | { settlement: Settlement; error: LookupErrorAnswer };
 
 export function decideFromCache(given: { asked: LookupAsked; cached: CachedEntry | undefined; maxAge: number; now: Date }): CacheVerdict {
   const { asked, cached, maxAge, now } = given;
@@ -173,12 +176,10 @@ export function decideFailureAfterCharge(given: { asked: Pick<LookupAsked, 'oper
 export type FetchFailure = Extract<SourceOutcome, { kind: 'failure' }>;
 
 /** A stale copy answers the call: the settlement of its charge and the answer. */
-export interface StaleVerdict {
-  settlement: Settlement;
-  answer: LookupAnswer;
+export type StaleVerdict = AnsweredVerdict & {
   /** The failure of the live fetch the copy stands in for. */
   staleBecause: RefundedErrorCode;
-}
+};
 
 /**
  * `on_error: "stale"` (docs/api.md, "A stale copy when the live fetch fails"): the live fetch failed
@@ -202,12 +203,12 @@ export function decideStale(given: {
 }): StaleVerdict | null {
   const { asked, onError, charged, failure, cached, now } = given;
   if (onError !== 'stale' || cached?.kind !== 'profile') return null;
-  const price = staleAnswerPrice(asked.operation);
-  const owed = refundCap(charged, charged - price);
+  // The stale answer is a success from the cache: the refund rule of any charge settled so.
+  const owed = refundOwed(charged, 'success', asked.operation, true);
   return {
     settlement: {
       ...(owed > 0 ? { refund: { owed, cause: failure.code } } : {}),
-      completed: { outcome: 'success', cache_status: 'STALE', credits_charged: price, error_code: failure.code },
+      completed: { outcome: 'success', cache_status: 'STALE', credits_charged: staleAnswerPrice(asked.operation), error_code: failure.code },
     },
     answer: {
       data: cached.data,

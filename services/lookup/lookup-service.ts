@@ -5,7 +5,6 @@ import type { OnError } from '../../contracts/http';
 import { sourceForMode, usesCache } from '../common/key-mode';
 import type { SqlExecutor } from '../eventstore/sql';
 import { DatabaseUnavailableError } from '../eventstore/unavailable';
-import { balance } from '../read-models/queries';
 import type { ChargeCommand, ChargeResult, Ledger, SettleCommand, VoidCommand } from '../ledger/ledger';
 import { recordFailureAfterCharge } from '../metrics/metrics';
 import { aliases, companyAlias, companyAliases, entities, normalizeQuery, personAlias, personAliases } from './aliases';
@@ -179,13 +178,9 @@ export class LookupService {
   }
 
   /** The profile the cache holds for a reference, with its entity (what a watch compares with); free. */
-  async cachedProfile(alias: string): Promise<{ entity: string; data: Record<string, unknown>; contentHash: string } | undefined> {
-    const { rows } = await this.sql.query<{ entity: string; data: Record<string, unknown>; content_hash: string }>(
-      'SELECT e.entity, e.data, e.content_hash FROM cache_aliases a JOIN cache_entities e ON e.entity = a.entity WHERE a.alias = $1',
-      [alias],
-    );
-    const row = rows[0];
-    return row && { entity: row.entity, data: row.data, contentHash: row.content_hash };
+  async cachedProfile(alias: string): Promise<Extract<CachedEntry, { kind: 'profile' }> | undefined> {
+    const entry = await this.cached(alias);
+    return entry?.kind === 'profile' ? entry : undefined;
   }
 
   /** Entry counts by kind: profiles and cached not-founds, domain resolutions, search pages. */
@@ -217,7 +212,7 @@ export class LookupService {
     if (!row) return undefined;
     if (row.entity === null) return { kind: 'not_found', code: row.code, reason: row.reason, fetchedAt: new Date(row.alias_fetched_at) };
     // jsonb reordered the keys: back in the order the answer serialises (once per read, not per hit).
-    return { kind: 'profile', data: inCanonicalOrder(row.data!), contentHash: row.content_hash!, fetchedAt: new Date(row.fetched_at!) };
+    return { kind: 'profile', entity: row.entity, data: inCanonicalOrder(row.data!), contentHash: row.content_hash!, fetchedAt: new Date(row.fetched_at!) };
   }
 
   /**
@@ -240,8 +235,7 @@ export class LookupService {
 
     if (verdict.kind === 'cached_not_found') {
       caller.turn?.end();
-      await this.ledger.recordUncharged({ ...base, completed: verdict.completed });
-      throw lookupError(verdict.error, { charged: 0, balance: await balance(this.sql, caller.workspaceId) });
+      throw lookupError(verdict.error, { charged: 0, balance: await this.ledger.recordUncharged({ ...base, completed: verdict.completed }) });
     }
 
     if (caller.turn && !(await caller.turn.begin(verdict.kind === 'fetch'))) {

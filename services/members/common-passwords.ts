@@ -1,8 +1,15 @@
 import { readFileSync } from 'node:fs';
 import { commonPasswordForm } from './rules';
 
-/** The list shipped beside this file (one password a line, `#` comments), read once. */
+let loaded: ReadonlySet<string> | undefined;
+
+/** The list shipped beside this file (one password a line, `#` comments), read once per process. */
 export function loadCommonPasswords(): ReadonlySet<string> {
+  loaded ??= readCommonPasswords();
+  return loaded;
+}
+
+function readCommonPasswords(): ReadonlySet<string> {
   const text = readFileSync(new URL('./common-passwords.txt', import.meta.url), 'utf8');
   return new Set(
     text

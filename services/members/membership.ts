@@ -47,6 +47,12 @@ export class PasswordRuleError extends Error {
   }
 }
 
+/** The one password rule of sign-up (an accepted invitation), change and reset: refused with its problem. */
+export function requireGoodPassword(password: string, field: PasswordRuleError['field']): void {
+  const problem = passwordProblem(password, loadCommonPasswords());
+  if (problem) throw new PasswordRuleError(problem, field);
+}
+
 function unwrap<T>(decision: Decision<T>): T {
   if (!decision.ok) throw new MembershipRefusedError(decision.refusal);
   return decision.value;
@@ -64,8 +70,6 @@ export interface PasswordCheck {
 
 /** Membership: invitations, members' roles, removal and password changes. */
 export class Membership {
-  private readonly commonPasswords = loadCommonPasswords();
-
   constructor(
     private readonly store: EventStore,
     private readonly sessions: SessionStarter,
@@ -124,7 +128,7 @@ export class Membership {
 
   /** The link followed with a password: the member exists from here on and is signed in. */
   async acceptInvitation(token: string, password: string, ip: string): Promise<{ sessionId: string; member: { memberId: string; workspaceId: string; email: string; role: Role } }> {
-    this.requireGoodPassword(password, 'password');
+    requireGoodPassword(password, 'password');
     const invitation = await invitationWhere(this.store.sql, 'token_hash = $1', [sha256Hex(token)]);
     if (!invitation) throw new MembershipRefusedError('invitation_unknown');
     const passwordHash = await this.hashing.admit(ip).run(() => hashPassword(password));
@@ -173,7 +177,7 @@ export class Membership {
     const stored = await credentialsOf(this.store.sql, member.memberId);
     const matches = await this.passwords.check({ check: 'password', memberId: member.memberId }, ip, currentPassword, stored?.hash);
     if (!stored || !matches) throw new WrongCredentialsError('the current password is wrong');
-    this.requireGoodPassword(newPassword, 'new_password');
+    requireGoodPassword(newPassword, 'new_password');
     const hash = await this.hashing.admit(ip).run(() => hashPassword(newPassword));
     const version = await this.store.transaction(async (tx) => {
       // Only over the credentials just checked: of two changes at once, the second finds the version moved.
@@ -189,11 +193,6 @@ export class Membership {
       return Number(rows[0]!.version);
     });
     return this.sessions.create(member.memberId, version);
-  }
-
-  private requireGoodPassword(password: string, field: 'password' | 'new_password') {
-    const problem = passwordProblem(password, this.commonPasswords);
-    if (problem) throw new PasswordRuleError(problem, field);
   }
 
   private async requireWorkspace(id: string) {

@@ -2,12 +2,11 @@ import { newEvent } from '../../contracts/events';
 import type { EventStore } from '../eventstore/event-store';
 import type { SqlExecutor } from '../eventstore/sql';
 import { enqueueEmail, type OutgoingEmail } from '../email/email-outbox';
-import { loadCommonPasswords } from './common-passwords';
 import type { HashingQueue } from './hashing';
-import { membersStream, PasswordRuleError } from './membership';
+import { membersStream, requireGoodPassword } from './membership';
 import { hashPassword } from './passwords';
 import { decideResetRequest, decideResetUse, type PasswordReset, type ResetRefusal } from './password-reset-rules';
-import { newSecret, normalizeEmail, passwordProblem, sha256Hex } from './rules';
+import { newSecret, normalizeEmail, sha256Hex } from './rules';
 
 export class PasswordResetRefusedError extends Error {
   constructor(readonly refusal: ResetRefusal) {
@@ -26,8 +25,6 @@ export type ResetEmailOf = (input: { to: string; token: string; expiresAt: Date;
  * events), an hour to use it, once; using it sets the password and ends every session of the member.
  */
 export class PasswordResets {
-  private readonly commonPasswords = loadCommonPasswords();
-
   constructor(
     private readonly store: EventStore,
     /** The instance's one queue of password hashes, shared with sign-in and membership. */
@@ -71,8 +68,7 @@ export class PasswordResets {
     const tokenHash = sha256Hex(token);
     // Checked before the (slow) hash: a made-up token costs no scrypt.
     requireUsable(await resetOf(this.store.sql, tokenHash, false), this.clock());
-    const problem = passwordProblem(newPassword, this.commonPasswords);
-    if (problem) throw new PasswordRuleError(problem, 'new_password');
+    requireGoodPassword(newPassword, 'new_password');
     const hash = await this.hashing.admit(ip).run(() => hashPassword(newPassword));
     return this.store.transaction(async (tx) => {
       const now = this.clock();

@@ -324,6 +324,11 @@ export function recordHttpRequest(method: string, route: string | undefined, sta
   if (refusal) requestsRefused.inc({ reason: refusal });
 }
 
+/** The `outcome` label of a completed lookup: success, not_found, or the error's code. */
+function lookupOutcomeLabel(completed: { outcome?: string; error_code?: string | null }): string {
+  return completed.outcome === 'error' ? (completed.error_code ?? 'error') : (completed.outcome ?? 'unknown');
+}
+
 /**
  * Events this instance committed: the lookups and the money, counted from the log itself (so
  * they match the ledger to the credit, refunds by the sweeper and the retrier included).
@@ -333,12 +338,11 @@ export function recordCommittedEvents(events: readonly { type: string; data: unk
     const data = event.data as { operation?: string; credits?: number; cache_status?: string | null; outcome?: string; error_code?: string | null; mode?: string };
     if (data.mode === 'test') {
       // Kept apart: the live figures (and the alerts on them) count live calls only.
-      if (event.type === 'LookupCompleted') testKeyLookups.inc({ operation: data.operation, outcome: data.outcome === 'error' ? (data.error_code ?? 'error') : (data.outcome ?? 'unknown') });
+      if (event.type === 'LookupCompleted') testKeyLookups.inc({ operation: data.operation, outcome: lookupOutcomeLabel(data) });
     } else if (event.type === 'LookupCharged') creditsCharged.inc({ operation: data.operation }, data.credits ?? 0);
     else if (event.type === 'LookupRefunded') creditsRefunded.inc({ operation: data.operation }, data.credits ?? 0);
     else if (event.type === 'LookupCompleted') {
-      const outcome = data.outcome === 'error' ? (data.error_code ?? 'error') : (data.outcome ?? 'unknown');
-      lookupsCompleted.inc({ operation: data.operation, cache_status: data.cache_status ?? 'NONE', outcome });
+      lookupsCompleted.inc({ operation: data.operation, cache_status: data.cache_status ?? 'NONE', outcome: lookupOutcomeLabel(data) });
     }
   }
 }

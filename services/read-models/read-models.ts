@@ -23,10 +23,6 @@ export class ReadModels {
     return queries.balance(this.sql, workspaceId);
   }
 
-  listKeys(workspaceId: string) {
-    return queries.listKeys(this.sql, workspaceId);
-  }
-
   ledgerEntries(workspaceId: string, q: { requestId?: string; after?: number; limit: number; modes?: readonly KeyMode[] }) {
     return queries.ledgerEntries(this.sql, workspaceId, q);
   }

@@ -9,7 +9,7 @@ import { sendStaticAsset } from '../../http/static-assets';
 import { DEPS_PLUGIN } from '../../http/deps-plugin';
 import { docsUrlFor, publicBaseUrl } from '../../http/public-url';
 import type { FastifyRequest } from 'fastify';
-import { ENDPOINTS } from '../../../contracts/endpoints';
+import { endpoint } from '../../../contracts/endpoints';
 import { SANDBOX_TRIGGER_ERRORS } from '../../sandbox/fixed';
 import { docsAssets, docsAssetUrl, newStyleNonce, referenceCsp, renderReferenceHtml } from '../docs-web/assets';
 
@@ -68,7 +68,9 @@ export const metaRoutes = fp(
       return reply.status(status === 'ok' ? 200 : 503).send({ status, version: API_VERSION, checks, failures });
     });
 
-    route(app, 'pricing', async () => pricingTable());
+    // The price table and the docs index are the same for every caller: built once, here.
+    const pricing = pricingTable();
+    route(app, 'pricing', async () => pricing);
 
     route(app, 'errors', async ({ req }) => errorCatalogueList(docsUrlFor(deps.config, req)));
 
@@ -82,15 +84,16 @@ export const metaRoutes = fp(
     route(app, 'asyncapi', async () => (asyncApiDocument ??= buildAsyncApiDocument()));
 
     const docsPage = { stylesheetHref: docsAssetUrl('docs.css'), sandboxTriggers: SANDBOX_TRIGGER_ERRORS };
-    route(app, 'docs', async ({ reply }) => reply.headers(DOCS_PAGE_HEADERS).send(renderDocsIndexHtml(docsPage)));
+    const docsIndexHtml = renderDocsIndexHtml(docsPage);
+    route(app, 'docs', async ({ reply }) => reply.headers(DOCS_PAGE_HEADERS).send(docsIndexHtml));
 
+    // Its links carry the caller's docs URL: only the prices' sentence is built once.
+    const notFoundPrices = notFoundPricesText();
     route(app, 'docsErrors', async ({ req, reply }) =>
-      reply
-        .headers(DOCS_PAGE_HEADERS)
-        .send(renderErrorsDocHtml(docsUrlFor(deps.config, req), notFoundPricesText(), docsPage.stylesheetHref)),
+      reply.headers(DOCS_PAGE_HEADERS).send(renderErrorsDocHtml(docsUrlFor(deps.config, req), notFoundPrices, docsPage.stylesheetHref)),
     );
 
-    const openApiPath = ENDPOINTS.find((row) => row.id === 'openapi')!.path;
+    const openApiPath = endpoint('openapi').path;
     route(app, 'docsReference', async ({ reply }) => {
       const nonce = newStyleNonce();
       return reply.headers(referencePageHeaders(nonce)).send(renderReferenceHtml(openApiPath, nonce));

@@ -1,6 +1,6 @@
 import type { onRequestAsyncHookHandler } from 'fastify';
 import fp from 'fastify-plugin';
-import { admissionOf, rateLimitPolicy, refusesForeignOrigin, takesConcurrencySlot, type Admission, type Endpoint } from '../../../contracts/endpoints';
+import { checksOrigin, rateLimitPolicy, takesConcurrencySlot, type Admission, type Endpoint } from '../../../contracts/endpoints';
 import { ApiError } from '../../../contracts/errors';
 import type { KeyAuthenticator } from '../../keys/authenticator';
 import type { KeyUseRecorder } from '../../keys/key-use';
@@ -43,17 +43,16 @@ export function admissionHooks(options: AdmissionOptions): AdmissionHooks {
   const key = identifyKey(options);
   const keyWithSlot = identifyKey(options, true);
   const session = signedIn(options.sessions);
-  const changes = (row: Endpoint) => row.method !== 'GET';
   const byAdmission: Record<Admission, (row: Endpoint) => Hook[]> = {
-    public: (row) => [...buckets[rateLimitPolicy(row)], ...(refusesForeignOrigin(row) && changes(row) ? [sameOrigin] : [])],
+    public: (row) => [...buckets[rateLimitPolicy(row)], ...(checksOrigin(row) ? [sameOrigin] : [])],
     // The key first: a valid one draws on its own bucket, never on the client address's.
     apiKey: (row) => [takesConcurrencySlot(row) ? keyWithSlot : key, ...buckets[rateLimitPolicy(row)], requireKey],
     admin: (row) => [admin, ...buckets[rateLimitPolicy(row)]],
     // The bucket first: every console answer carries its RateLimit headers.
-    session: (row) => [...buckets[rateLimitPolicy(row)], session, ...(changes(row) ? [sameOrigin, csrfToken] : [])],
+    session: (row) => [...buckets[rateLimitPolicy(row)], session, ...(checksOrigin(row) ? [sameOrigin, csrfToken] : [])],
   };
   return {
-    of: (row) => [...byAdmission[admissionOf(row)](row), requireHost],
+    of: (row) => [...byAdmission[row.admission](row), requireHost],
     unknownPath: [key, ...buckets.bucket, requireHost],
     unknownAdminPath: [admin, requireHost],
   };

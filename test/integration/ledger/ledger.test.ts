@@ -253,7 +253,7 @@ describe.each(ledgerBackends())('credits ledger on $name', (backendDef) => {
   it('counts uncharged calls in usage without touching the balance', async () => {
     const ws = await workspaces.create({ name: 'Free', credits: 2 });
     const key = await keys.create(ws.id, {});
-    await ledger.recordUncharged({
+    const answered = await ledger.recordUncharged({
       workspaceId: ws.id,
       requestId: newRequestId(),
       keyId: key.id,
@@ -261,6 +261,7 @@ describe.each(ledgerBackends())('credits ledger on $name', (backendDef) => {
       completed: { outcome: 'not_found', cache_status: 'HIT', credits_charged: 0, error_code: 'not_found' },
     });
     await catchUpToNow(backend.store, usageProjection);
+    expect(answered).toBe(2);
     expect(await reads.balance(ws.id)).toBe(2);
     expect(await reads.usage(ws.id, { keyId: key.id })).toMatchObject([{ operation: 'company', calls: 1, credits_charged: 0, errors: 0 }]);
     expect(await reads.usage(ws.id, { keyId: 'key_other' })).toEqual([]);

@@ -4,7 +4,7 @@ import { createPgliteSql } from '../../../services/eventstore/sql-pglite';
 import { CACHE_CHANGES_CHANNEL, CacheIndexMemory, cacheAliasesChangedBy } from '../../../services/lookup/cache-index-memory';
 import type { CachedEntry } from '../../../services/lookup/decider';
 
-const profile = (fetchedAt: string, name = 'Acme'): CachedEntry => ({ kind: 'profile', data: { name }, contentHash: `h-${name}`, fetchedAt: new Date(fetchedAt) });
+const profile = (fetchedAt: string, name = 'Acme'): CachedEntry => ({ kind: 'profile', entity: 'company:1', data: { name }, contentHash: `h-${name}`, fetchedAt: new Date(fetchedAt) });
 
 /** A database stand-in holding rows by alias, counting its reads (the thing under test is the memory). */
 function rows(initial: Record<string, CachedEntry> = {}) {

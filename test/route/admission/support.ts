@@ -3,7 +3,7 @@
 // through route() with a handler that only says who was admitted. The adapters are the real ones
 // (PGlite in memory, the in-process limiter); requests go through app.inject.
 import Fastify, { type FastifyInstance, type InjectOptions } from 'fastify';
-import { admissionOf, type EndpointId } from '../../../contracts/endpoints';
+import type { EndpointId } from '../../../contracts/endpoints';
 import { loadConfig } from '../../../services/config/config';
 import { EventStore } from '../../../services/eventstore/event-store';
 import { migrate } from '../../../services/eventstore/migrate';
@@ -60,7 +60,7 @@ export async function startAdmissionApp(rows: readonly EndpointId[]): Promise<Ad
   });
   app.setErrorHandler(async (error, req, reply) => {
     const row = req.routeOptions.config?.endpoint;
-    return sendError({ config, readModels }, req, reply, error, toApiError(error, row && admissionOf(row)));
+    return sendError({ config, readModels }, req, reply, error, toApiError(error, row?.admission));
   });
   await app.register(admissionPlugin, { adminToken: ADMIN_TOKEN, authenticator, keyUse, rateLimiter, anonymous: new AnonymousBucket(rateLimiter), sessions: accounts.sessions });
   for (const id of rows) {

@@ -26,7 +26,7 @@ const ASKED: Record<Operation, LookupAsked> = {
 
 const PROFILE = { id: '42', name: 'Acme' };
 const HASH = `sha256:${'a'.repeat(64)}`;
-const cachedProfile = (age: number): CachedEntry => ({ kind: 'profile', data: PROFILE, contentHash: HASH, fetchedAt: secondsAgo(age) });
+const cachedProfile = (age: number): CachedEntry => ({ kind: 'profile', entity: 'company:1', data: PROFILE, contentHash: HASH, fetchedAt: secondsAgo(age) });
 const cachedNotFound = (age: number): CachedEntry => ({ kind: 'not_found', code: 'not_found', reason: 'no_company', fetchedAt: secondsAgo(age) });
 
 const FOUND: SourceOutcome = { kind: 'found', entity: 'company:42', entityKind: 'company', stream: 'company-42', data: PROFILE, aliases: ['company:id:42', 'company:slug:acme'] };

@@ -41,8 +41,9 @@ describe('change limits', () => {
 
 describe('record an uncharged call', () => {
   it('given a free not-found from cache, when recorded, then only the completion is appended: the balance stays', () => {
-    const decision = decideRecordUncharged({ ...call, completed: { outcome: 'not_found', cache_status: 'HIT', credits_charged: 0, error_code: 'not_found' } });
+    const decision = decideRecordUncharged({ workspace: workspace(4) }, { ...call, completed: { outcome: 'not_found', cache_status: 'HIT', credits_charged: 0, error_code: 'not_found' } });
     expect(shape(decision.events, 'outcome', 'credits_charged')).toEqual([['LookupCompleted', 'not_found', 0]]);
     expect(evolveWorkspaceThrough(workspace(4), decision.events)).toEqual(workspace(4));
+    expect(decision.result).toBe(4);
   });
 });
