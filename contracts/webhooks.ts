@@ -31,6 +31,9 @@ export const WEBHOOK_EVENT_TYPES = {
 export type WebhookEventType = keyof typeof WEBHOOK_EVENT_TYPES;
 export const WEBHOOK_EVENT_TYPE_NAMES = Object.keys(WEBHOOK_EVENT_TYPES) as [WebhookEventType, ...WebhookEventType[]];
 
+/** The event types of the log some webhook type is delivered from. */
+export const WEBHOOK_SOURCE_EVENTS: readonly EventType[] = [...new Set(WEBHOOK_EVENT_TYPE_NAMES.map((name) => WEBHOOK_EVENT_TYPES[name].event))];
+
 /** The webhook types delivered from one event type of the log. */
 export function webhookTypesOf(eventType: string): WebhookEventType[] {
   return WEBHOOK_EVENT_TYPE_NAMES.filter((name) => WEBHOOK_EVENT_TYPES[name].event === eventType);

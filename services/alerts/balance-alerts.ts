@@ -7,7 +7,7 @@ import type { EventStore } from '../eventstore/event-store';
 import type { TransactionExecutor } from '../eventstore/sql';
 import type { SubscriptionHandler } from '../eventstore/subscription';
 import type { RecordedEvent } from '../eventstore/types';
-import { opensOrMovesBalance } from '../ledger/workspace-state';
+import { BALANCE_EVENT_TYPES, opensOrMovesBalance } from '../ledger/workspace-state';
 import { decideBalanceAlert, type AlertState, type BalanceMove } from './balance-alert-rule';
 
 /** Where a workspace's alert events live: apart from its ledger stream (chain, audit). */
@@ -47,6 +47,7 @@ export class BalanceThresholds {
 export function balanceAlertsHandler(store: EventStore, options: { consoleUrl: () => string; logger: Logger }): SubscriptionHandler {
   return {
     name: 'balance-alerts',
+    eventTypes: BALANCE_EVENT_TYPES,
     async handle(tx: TransactionExecutor, events: RecordedEvent[]) {
       // A test call's charge of 0 is no crossing, even while the balance sits below the threshold.
       const moves = events.filter((e) => opensOrMovesBalance(e) && !isTestCall(e.data as { mode?: KeyMode }));

@@ -159,6 +159,51 @@ export async function readAllIn(executor: SqlExecutor, after: Checkpoint, limit:
   return rows.map(toRecorded);
 }
 
+/** The page readAllIn would read, of which only the events of some types were read whole. */
+export interface TypedPage {
+  /** The page's events of the types asked for, in global order. */
+  events: RecordedEvent[];
+  /** How many events the page holds, of every type (0: nothing new). */
+  scanned: number;
+  /** The page's last event, whatever its type (undefined when the page is empty). */
+  last: Checkpoint | undefined;
+}
+
+/**
+ * The same page as readAllIn (the same window, order and limit), but only the events of `types`
+ * are read whole; of the others only the page's last one's place (the checkpoint moves past them).
+ * On PGlite every row read crosses into the service's own thread: a subscription that acts on a few
+ * types no longer reads every cache hit's two events.
+ */
+export async function readTypedPageIn(executor: SqlExecutor, after: Checkpoint, limit: number, types: readonly string[]): Promise<TypedPage> {
+  const { rows } = await executor.query<Partial<EventRow> & { scanned: number; last_transaction_id: string; last_position: number }>(
+    `WITH page AS MATERIALIZED (
+       SELECT events.position AS p, events.transaction_id AS x, events.type AS t FROM events
+        WHERE (events.transaction_id, events.position) > ($1::xid8, $2::bigint)
+          AND events.transaction_id < pg_snapshot_xmin(pg_current_snapshot())
+        ORDER BY ${GLOBAL_ORDER}
+        LIMIT $3),
+     last AS (SELECT p, x FROM page ORDER BY x DESC, p DESC LIMIT 1)
+     SELECT ${EVENT_COLUMNS_OF_EVENTS}, (SELECT count(*) FROM page)::int AS scanned,
+            last.x::text AS last_transaction_id, last.p AS last_position
+       FROM last LEFT JOIN (events JOIN page ON page.p = events.position AND page.t = ANY($4::text[])) ON true
+      ORDER BY ${GLOBAL_ORDER}`,
+    [after.transactionId, after.position, limit, types],
+  );
+  const first = rows[0];
+  if (!first) return { events: [], scanned: 0, last: undefined };
+  return {
+    // A page without any event of those types comes back as its one row of nulls.
+    events: rows.filter((r) => r.position !== null && r.position !== undefined).map((r) => toRecorded(r as EventRow)),
+    scanned: Number(first.scanned),
+    last: { transactionId: first.last_transaction_id, position: Number(first.last_position) },
+  };
+}
+
+/** EVENT_COLUMNS, each qualified by the events table (the query joins it to others). */
+const EVENT_COLUMNS_OF_EVENTS =
+  'events.position, events.stream, events.version, events.type, events.data, events.metadata, events.transaction_id::text AS transaction_id, events.recorded_at';
+
 /**
  * One statement: the stream's version moved under its row lock (so concurrent writers to one
  * stream serialise there and the expectation is checked against the committed version) and the

@@ -1,6 +1,6 @@
 import { WITHHELD_FIELDS, eventId } from '../../contracts/jsonschema';
 import type { EventType } from '../../contracts/events';
-import { webhookTypesOf, type WebhookEventType } from '../../contracts/webhooks';
+import { WEBHOOK_SOURCE_EVENTS, webhookTypesOf, type WebhookEventType } from '../../contracts/webhooks';
 import { newWebhookMessageId } from '../common/ids';
 import type { TransactionExecutor } from '../eventstore/sql';
 import type { SubscriptionHandler } from '../eventstore/subscription';
@@ -17,6 +17,7 @@ export const WEBHOOK_DISPATCH_SUBSCRIPTION = 'webhook-dispatch';
  */
 export const webhookDispatch: SubscriptionHandler = {
   name: WEBHOOK_DISPATCH_SUBSCRIPTION,
+  eventTypes: WEBHOOK_SOURCE_EVENTS,
   async handle(tx, events) {
     for (const event of events) {
       for (const type of webhookTypesOf(event.type)) await dispatch(tx, event, type);

@@ -267,6 +267,31 @@ describe.each(backends)('event store contract on $name', (backend) => {
     expect(await count()).toBe(total + 1);
   });
 
+  it('a handler of some event types gets only those, whole, and its checkpoint moves past the others', async () => {
+    const s = stream();
+    const name = `typed-${Math.random()}`;
+    const got: RecordedEvent[][] = [];
+    const typed: SubscriptionHandler = { name, eventTypes: ['Wanted'], handle: async (_tx, events) => { got.push(events); } };
+    await catchUp(store, typed);
+    got.length = 0;
+    await store.append(s, [{ type: 'Other', data: { n: 1 } }, { type: 'Wanted', data: { n: 2 }, metadata: { request_id: 'r-2' } }, { type: 'Other', data: { n: 3 } }]);
+    await store.waitForCommitted();
+    // Pages of 2: the first holds Other and Wanted, the second the last Other alone.
+    const first = await processBatch(store, typed, 2);
+    expect(first.kind).toBe('processed');
+    expect(got).toHaveLength(1);
+    expect(got[0]!.map((e) => [e.type, e.data, e.metadata])).toEqual([['Wanted', { n: 2 }, { request_id: 'r-2' }]]);
+    const all = (await store.readAll(undefined, 100_000)).filter((e) => e.stream === s);
+    expect(first.kind === 'processed' && first.count).toBe(2);
+    expect(first.kind === 'processed' && first.checkpoint).toEqual({ transactionId: all[1]!.transactionId, position: all[1]!.position });
+    // A page without any event of its types: the handler is not called, the checkpoint moves on.
+    const second = await processBatch(store, typed, 2);
+    expect(second.kind === 'processed' && second.count).toBe(1);
+    expect(got).toHaveLength(1);
+    expect(await readCheckpoint(store, name)).toEqual({ transactionId: all[2]!.transactionId, position: all[2]!.position });
+    expect((await processBatch(store, typed, 2)).kind).toBe('idle');
+  });
+
   it('a running subscription follows new appends', async () => {
     const got: RecordedEvent[] = [];
     const s = stream();
