@@ -19,7 +19,8 @@
 //   BENCH_VARIANT=NAME=value            one more PostgreSQL instance with that setting, interleaved (A/B)
 //   BENCH_VARIANT_TREE=/path/to/checkout  one more PostgreSQL instance running that checkout's code (another
 //                                       branch: `git archive` it there, node_modules linked), interleaved (A/B)
-//   BENCH_ONLY=ab                       only (a) and the variant above, interleaved (BENCH_ROUNDS rounds, default 2)
+//   BENCH_ONLY=ab                       only (a) and the variant above, interleaved (BENCH_ROUNDS rounds, default 2);
+//                                       `{database}` in BENCH_VARIANT's value is the run's scratch database
 //
 // A whole run writes its summary (machine, table, CPU per request per process from /proc, memory,
 // the issue-12 targets met or not, group commits, storage, profile) between the markers of
@@ -496,7 +497,9 @@ async function abRun(env: Record<string, string>, ws: Workspace, hit: Target, se
   const variantEnv = process.env.BENCH_VARIANT?.split('=');
   const tree = process.env.BENCH_VARIANT_TREE;
   if (!variantEnv && !tree) throw new Error('BENCH_ONLY=ab needs BENCH_VARIANT=NAME=value or BENCH_VARIANT_TREE=/path');
-  const variant = await startChild('api', variantEnv ? { ...env, [variantEnv[0]!]: variantEnv.slice(1).join('=') } : env, [], tree);
+  // `{database}` in the value: the run's scratch database (e.g. DATABASE_URL over another socket).
+  const value = variantEnv?.slice(1).join('=').replaceAll('{database}', new URL(env.DATABASE_URL!).pathname.slice(1));
+  const variant = await startChild('api', variantEnv ? { ...env, [variantEnv[0]!]: value! } : env, [], tree);
   try {
     const name = `${PG_HIT}, ${variantEnv ? process.env.BENCH_VARIANT : `code of ${tree}`}`;
     return await interleave([{ name: PG_HIT, target: hit }, { name, target: await chargedTarget(variant, ws, 'variant', false, servers) }], seconds);
