@@ -17,6 +17,10 @@
 //   BENCH_STEADY_SECONDS=10             seconds per rate of (h), split over the rounds (default 10)
 //   BENCH_STEADY_RATES=250,1000,4000    the rates of (h), requests per second
 //   BENCH_VARIANT=NAME=value            one more PostgreSQL instance with that setting, interleaved (A/B)
+//   BENCH_VARIANT_TREE=/path/to/checkout  one more PostgreSQL instance running that checkout's code (another
+//                                       branch: `git archive` it there, node_modules linked), interleaved (A/B)
+//   BENCH_ONLY=ab                       only (a) and the variant above, interleaved (BENCH_ROUNDS rounds, default 2);
+//                                       `{database}` in BENCH_VARIANT's value is the run's scratch database
 //
 // A whole run writes its summary (machine, table, CPU per request per process from /proc, memory,
 // the issue-12 targets met or not, group commits, storage, profile) between the markers of
@@ -75,7 +79,7 @@ const BATCH_BENCH = fileURLToPath(new URL('./batch.bench.ts', import.meta.url));
 const RUN_DIR = resolve(REPO_ROOT, '.run', 'bench');
 
 const CONNECTIONS = 64;
-const ROUNDS = 2;
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
 const WARM_UP_SECONDS = 2;
 /** The short load on 2 instances during which Redis is sampled, halfway (its keys expire once idle). */
 const REDIS_SAMPLE_SECONDS = 2;
@@ -116,12 +120,12 @@ interface ServerChild {
   stop(): Promise<void>;
 }
 
-async function startChild(mode: 'api' | 'bare' | 'naive', env: Record<string, string>, extraExecArgv: string[] = []): Promise<ServerChild> {
+async function startChild(mode: 'api' | 'bare' | 'naive', env: Record<string, string>, extraExecArgv: string[] = [], tree?: string): Promise<ServerChild> {
   const childEnv: NodeJS.ProcessEnv = { ...process.env };
   for (const name of CONFIG_VARIABLES) delete childEnv[name];
   Object.assign(childEnv, env);
-  const child: ChildProcess = fork(SERVER_CHILD, [mode], {
-    cwd: REPO_ROOT,
+  const child: ChildProcess = fork(tree ? resolve(tree, 'test/bench/server-child.ts') : SERVER_CHILD, [mode], {
+    cwd: tree ?? REPO_ROOT,
     execArgv: ['--import', 'tsx', ...extraExecArgv],
     env: childEnv,
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
@@ -485,12 +489,31 @@ async function chargedTargets(instances: ServerChild[], ws: Workspace, name: str
   return targets;
 }
 
+/**
+ * BENCH_ONLY=ab: the charged hit (a) against one variant instance on the same database, Redis and
+ * workspace (BENCH_VARIANT's setting, or BENCH_VARIANT_TREE's code), interleaved, nothing else.
+ */
+async function abRun(env: Record<string, string>, ws: Workspace, hit: Target, servers: ProcessGroup[], seconds: number): Promise<LoadResult[]> {
+  const variantEnv = process.env.BENCH_VARIANT?.split('=');
+  const tree = process.env.BENCH_VARIANT_TREE;
+  if (!variantEnv && !tree) throw new Error('BENCH_ONLY=ab needs BENCH_VARIANT=NAME=value or BENCH_VARIANT_TREE=/path');
+  // `{database}` in the value: the run's scratch database (e.g. DATABASE_URL over another socket).
+  const value = variantEnv?.slice(1).join('=').replaceAll('{database}', new URL(env.DATABASE_URL!).pathname.slice(1));
+  const variant = await startChild('api', variantEnv ? { ...env, [variantEnv[0]!]: value! } : env, [], tree);
+  try {
+    const name = `${PG_HIT}, ${variantEnv ? process.env.BENCH_VARIANT : `code of ${tree}`}`;
+    return await interleave([{ name: PG_HIT, target: hit }, { name, target: await chargedTarget(variant, ws, 'variant', false, servers) }], seconds);
+  } finally {
+    await variant.stop();
+  }
+}
+
 const chargedTarget = async (api: ServerChild, ws: Workspace, name: string, idempotent: boolean, servers: ProcessGroup[] = []) =>
   (await chargedTargets([api], ws, name, idempotent, servers))[0]!;
 
 // ---------------------------------------------------------------------------------------------
 
-async function benchPostgres(seconds: number, latencyOnly: boolean) {
+async function benchPostgres(seconds: number, latencyOnly: boolean, abOnly = false) {
   const database = await createScratchDatabase('bench_http');
   const naiveDatabase = await createScratchDatabase('bench_naive');
   let results: LoadResult[] = [];
@@ -510,8 +533,12 @@ async function benchPostgres(seconds: number, latencyOnly: boolean) {
       console.log(`PostgreSQL + Redis: first lookup x-cache ${first.cache} (the cache is warm from here on)`);
       const servers = [postgresBackendsOf(database.name), postgresServerProcesses(), redisServer()];
       const hit = await chargedTarget(api, ws, 'hit', false, servers);
-      const idempotent = latencyOnly ? undefined : await chargedTarget(api, ws, 'hit-idempotent', true, servers);
+      const idempotent = latencyOnly || abOnly ? undefined : await chargedTarget(api, ws, 'hit-idempotent', true, servers);
       hitBody = (await lookupOnce(api.url, hit.key)).body;
+      if (abOnly) {
+        results = await abRun(env, ws, hit, servers, seconds);
+        return { results, hitBody, profile, memory, storage, redisKeys, steady };
+      }
       const bare = await startChild('bare', { BENCH_BARE_BODY: JSON.stringify(hitBody) });
       const naive = await startChild('naive', {
         BENCH_BARE_BODY: JSON.stringify(hitBody),
@@ -527,6 +554,7 @@ async function benchPostgres(seconds: number, latencyOnly: boolean) {
       // interleaved with the others (A/B of a change behind a temporary switch).
       const variantEnv = process.env.BENCH_VARIANT?.split('=');
       const variant = variantEnv ? await startChild('api', { ...env, [variantEnv[0]!]: variantEnv.slice(1).join('=') }) : undefined;
+      // (BENCH_VARIANT_TREE is BENCH_ONLY=ab's: abRun below.)
       try {
         const bareTarget: Target = { url: bare.url, key: hit.key, idempotent: false, processes: [singleProcess('service', bare.pid)] };
         const naiveTarget: Target = {
@@ -1129,8 +1157,8 @@ async function main() {
   const pg =
     only === 'pglite'
       ? { results: [], hitBody: undefined, profile: undefined, memory: undefined, storage: undefined, redisKeys: undefined, steady: undefined }
-      : await benchPostgres(seconds, latencyOnly);
-  const lite = only === 'postgres' || only === 'profile' || latencyOnly ? [] : await benchPglite(seconds);
+      : await benchPostgres(seconds, latencyOnly, only === 'ab');
+  const lite = only === 'postgres' || only === 'profile' || only === 'ab' || latencyOnly ? [] : await benchPglite(seconds);
   say(`Machine: ${machineDescription()}`);
   printHttpResults([...pg.results, ...lite], pg.hitBody);
   printCpuAndTargets([...pg.results, ...lite], pg.memory);
@@ -1144,7 +1172,7 @@ async function main() {
     writeDoc(SCALING_DOC, scalingReport, seconds);
   }
 
-  if (latencyOnly) return;
+  if (latencyOnly || only === 'ab') return;
   if (process.env.BENCH_SKIP_EVENTSTORE === '1') {
     console.log('\n(event-store bench skipped: run `npm run bench:eventstore`)');
   } else {

@@ -9,6 +9,9 @@
 // Messages to the parent:  {type:'ready', url}, {type:'mark', name, hrtimeUs}, {type:'stopped'}
 // Messages from the parent: {type:'mark', name}  (profile window: clock read in this process),
 //                           {type:'stop'}        (close cleanly, so --cpu-prof writes its file)
+// BENCH_GC=1: V8's garbage-collection pauses observed (perf_hooks) from start to stop, printed on
+// stop by kind (count, share of the time, p50, p99, max).
+import { constants, PerformanceObserver } from 'node:perf_hooks';
 import Fastify from 'fastify';
 import { loadConfig } from '../../services/config/config';
 import { startServer } from '../../services/api/server';
@@ -29,8 +32,42 @@ async function startBare(body: unknown): Promise<{ url: string; close(): Promise
   return { url, close: () => app.close() };
 }
 
+const GC_KINDS: Record<number, string> = {
+  [constants.NODE_PERFORMANCE_GC_MINOR]: 'scavenge',
+  [constants.NODE_PERFORMANCE_GC_MAJOR]: 'mark-compact',
+  [constants.NODE_PERFORMANCE_GC_INCREMENTAL]: 'incremental marking',
+  [constants.NODE_PERFORMANCE_GC_WEAKCB]: 'weak callbacks',
+};
+
+/** Records every GC pause of this process; returns the printer of their summary. */
+function observeGc(): () => string {
+  const started = performance.now();
+  const pauses = new Map<string, number[]>();
+  const observer = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) {
+      const kind = GC_KINDS[(entry as unknown as { detail: { kind: number } }).detail.kind] ?? 'other';
+      const list = pauses.get(kind) ?? [];
+      list.push(entry.duration);
+      pauses.set(kind, list);
+    }
+  });
+  observer.observe({ entryTypes: ['gc'] });
+  return () => {
+    observer.disconnect();
+    const seconds = (performance.now() - started) / 1000;
+    const lines = [...pauses].map(([kind, ms]) => {
+      const sorted = [...ms].sort((a, b) => a - b);
+      const total = ms.reduce((a, b) => a + b, 0);
+      const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!.toFixed(2);
+      return `  ${kind}: ${ms.length} pauses (${(ms.length / seconds).toFixed(1)}/s), ${total.toFixed(0)} ms in all (${((total / 1000 / seconds) * 100).toFixed(1)} % of the time), p50 ${at(0.5)} ms, p99 ${at(0.99)} ms, max ${sorted.at(-1)!.toFixed(2)} ms`;
+    });
+    return `GC pauses of pid ${process.pid} over ${seconds.toFixed(1)} s:\n${lines.join('\n')}`;
+  };
+}
+
 async function main() {
   const mode = process.argv[2];
+  const gcSummary = process.env.BENCH_GC === '1' ? observeGc() : undefined;
   if (!process.send) throw new Error('server-child must be started with fork() (it reports over IPC)');
   let server: { url: string; close(): Promise<void> };
   if (mode === 'api') {
@@ -64,6 +101,7 @@ async function main() {
       // V8's profile timestamps and hrtime read the same monotonic clock, in µs here.
       send({ type: 'mark', name: message.name, hrtimeUs: Number(process.hrtime.bigint() / 1000n) });
     } else if (message.type === 'stop') {
+      if (gcSummary) console.error(gcSummary());
       server.close().finally(() => {
         send({ type: 'stopped' });
         process.disconnect();
