@@ -88,7 +88,15 @@ export class WebhookDeliveryWorker {
     // A batch under one lease is safe here, unlike watches and emails (claim-one-by-one.ts): its
     // attempts run at once, each cut at the timeout the lease is sized by, so none waits its turn.
     const claimed = await this.claim();
-    await Promise.all(claimed.map((delivery) => this.attempt(delivery)));
+    // Settled, not all: one attempt's unexpected throw (its record's transaction, say) neither ends
+    // the pass while the others run on unobserved nor hides theirs. Its lease lapses; it is retried.
+    const settled = await Promise.allSettled(claimed.map((delivery) => this.attempt(delivery)));
+    settled.forEach((result, i) => {
+      if (result.status === 'rejected') {
+        const delivery = claimed[i]!;
+        this.options.logger.warn({ err: result.reason, delivery_id: delivery.id, endpoint_id: delivery.endpoint_id, attempt: delivery.attempts }, 'webhook attempt failed unexpectedly; retried once its lease lapses');
+      }
+    });
     return claimed.length;
   }
 
