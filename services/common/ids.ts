@@ -26,3 +26,7 @@ export const newWebhookEndpointId = () => `whep_${newUlid()}`;
 /** A webhook delivery: its `webhook-id`. */
 export const newWebhookMessageId = () => `msg_${newUlid()}`;
 export const newWatchId = () => `wat_${newUlid()}`;
+/** An email of the outbox: also its Message-ID (services/email/mailer.ts). */
+export const newEmailId = () => `eml_${newUlid()}`;
+export const newInvitationId = () => `inv_${newUlid()}`;
+export const newMemberId = () => `mem_${newUlid()}`;

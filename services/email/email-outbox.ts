@@ -1,6 +1,6 @@
-import { ulid } from 'ulid';
 import { toStorableExcerpt } from '../../contracts/text';
 import { claimOneByOne } from '../common/claim-one-by-one';
+import { newEmailId } from '../common/ids';
 import type { Logger } from '../common/log';
 import type { Sql, SqlExecutor } from '../eventstore/sql';
 import { emailsPurged, emailsSent } from '../metrics/metrics';
@@ -22,7 +22,7 @@ export interface OutgoingEmail {
  * what caused it committed. The request does not wait for any mail server.
  */
 export async function enqueueEmail(executor: SqlExecutor, email: OutgoingEmail, now: Date = new Date()): Promise<string> {
-  const id = `eml_${ulid()}`;
+  const id = newEmailId();
   await executor.query(
     'INSERT INTO email_outbox (id, kind, recipient, subject, body, created_at, next_attempt_at) VALUES ($1, $2, $3, $4, $5, $6, $6)',
     [id, email.kind, email.to, email.subject, email.text, now],
