@@ -21,7 +21,6 @@ export const newWorkspaceId = () => `ws_${newUlid()}`;
 export const newKeyId = () => `key_${newUlid()}`;
 export const newAuditId = () => `aud_${newUlid()}`;
 
-export const REQUEST_ID_PATTERN = /^req_[0-9A-HJKMNP-TV-Z]{26}$/;
 export const newWebhookEndpointId = () => `whep_${newUlid()}`;
 /** A webhook delivery: its `webhook-id`. */
 export const newWebhookMessageId = () => `msg_${newUlid()}`;

@@ -15,7 +15,7 @@ export const todayUtc = () => utcDay(new Date());
 const isDay = (s: string | null): s is string => s !== null && /^\d{4}-\d\d-\d\d$/.test(s);
 
 /** The last `n` UTC days, today included: `[today − n + 1, tomorrow)`. */
-export const lastDays = (n: number): DayRange => ({ from: addDays(todayUtc(), -(n - 1)), to: addDays(todayUtc(), 1) });
+const lastDays = (n: number): DayRange => ({ from: addDays(todayUtc(), -(n - 1)), to: addDays(todayUtc(), 1) });
 
 /** The month (`YYYY-MM`) a day is in. */
 export const monthOf = (day: string) => day.slice(0, 7);

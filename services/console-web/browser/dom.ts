@@ -23,7 +23,7 @@ export function el<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Attrs =
   return node;
 }
 
-export const numberFormat = new Intl.NumberFormat('en-US');
+const numberFormat = new Intl.NumberFormat('en-US');
 export const fmt = (n: number) => numberFormat.format(n);
 /** An instant as `YYYY-MM-DD HH:MM:SS` (UTC, as every time in the console). */
 export const when = (iso: string | null | undefined) => (iso ? iso.replace('T', ' ').slice(0, 19) : '—');

@@ -6,7 +6,7 @@ import { requestLink } from './request';
 const DELIVERIES_SHOWN = 20;
 
 /** An endpoint's state as words: a failing one says since when and why. */
-export function endpointState(e: WebhookEndpoint): string {
+function endpointState(e: WebhookEndpoint): string {
   if (e.state !== 'failing') return e.state;
   const reason = e.failing_reason;
   const since = `failing since ${when(e.failing_since)} UTC`;
