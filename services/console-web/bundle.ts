@@ -10,8 +10,8 @@ export const CONSOLE_SCRIPT = 'console.js';
 
 /**
  * Bundles the console's script for the browser: `npm run build` writes it next to the compiled
- * service (infra/scripts/build-console.ts); run from source (tsx, vitest), the service bundles it
- * in memory at start (services/console-web/plugin.ts).
+ * service (infra/scripts/build-console.ts); run from source (tsx, vitest), the service takes it
+ * from cachedConsoleScript below at start (services/console-web/plugin.ts).
  */
 export async function bundleConsoleScript(): Promise<Uint8Array> {
   return (await bundle()).script;
