@@ -39,6 +39,8 @@ import { CacheIndexMemory } from '../lookup/cache-index-memory';
 import { createRedisRevocationMarks } from '../keys/revocation-marks-redis';
 import { EmailSender } from '../email/email-outbox';
 import { balanceAlertsHandler } from '../alerts/balance-alerts';
+import { consoleOverviewLink } from '../console-web/console-links';
+import { backgroundBaseUrl } from '../http/public-url';
 import { createFolderMailer } from '../email/folder-mailer';
 import { createSmtpMailer } from '../email/smtp-mailer';
 import { WebhookDeliveryWorker } from '../webhooks/delivery-worker';
@@ -192,10 +194,10 @@ export async function startServer(config: Config): Promise<RunningServer> {
     });
 
     // Low-balance alerts: one subscription across instances (its lock), BalanceLow and the owners' emails.
-    let consoleBase = '';
+    let listening = '';
     const balanceAlerts = startSubscription(
       store,
-      balanceAlertsHandler(store, { consoleUrl: () => `${config.docsUrl ? new URL(config.docsUrl).origin : consoleBase}/console/overview`, logger: log }),
+      balanceAlertsHandler(store, { consoleUrl: () => consoleOverviewLink(backgroundBaseUrl(config, listening)), logger: log }),
       { pollIntervalMs: 500, coalesceWakesMs, onError: everyNthError(log, 'balance alerts failed; retrying') },
     );
     closers.push(() => balanceAlerts.stop());
@@ -233,7 +235,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
     }
     lifecycle.markStarted();
     const url = await app.listen({ host: config.host, port: config.port });
-    consoleBase = url;
+    listening = url;
     return { app, url, metricsUrl, store, close };
   } catch (err) {
     await closeAll();

@@ -21,8 +21,11 @@ export const newWorkspaceId = () => `ws_${newUlid()}`;
 export const newKeyId = () => `key_${newUlid()}`;
 export const newAuditId = () => `aud_${newUlid()}`;
 
-export const REQUEST_ID_PATTERN = /^req_[0-9A-HJKMNP-TV-Z]{26}$/;
 export const newWebhookEndpointId = () => `whep_${newUlid()}`;
 /** A webhook delivery: its `webhook-id`. */
 export const newWebhookMessageId = () => `msg_${newUlid()}`;
 export const newWatchId = () => `wat_${newUlid()}`;
+/** An email of the outbox: also its Message-ID (services/email/mailer.ts). */
+export const newEmailId = () => `eml_${newUlid()}`;
+export const newInvitationId = () => `inv_${newUlid()}`;
+export const newMemberId = () => `mem_${newUlid()}`;

@@ -7,3 +7,6 @@ export const invitationLink = (baseUrl: string, token: string, workspaceId: stri
 
 export const passwordResetLink = (baseUrl: string, token: string, workspaceId: string) =>
   `${baseUrl}/console/reset?token=${token}&workspace=${encodeURIComponent(workspaceId)}`;
+
+/** The console's first page (a low-balance email links to it). */
+export const consoleOverviewLink = (baseUrl: string) => `${baseUrl}/console/overview`;

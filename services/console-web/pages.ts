@@ -3,6 +3,7 @@ import { inlineCodeHtml } from '../../contracts/errors';
 import { Operation } from '../../contracts/events';
 import { ERRORS_MEANING } from '../../contracts/http';
 import { WEBHOOK_EVENT_TYPE_NAMES, WEBHOOK_EVENT_TYPES, WEBHOOK_URL_MAX_CHARS } from '../../contracts/webhooks';
+import { PASSWORD_MIN_CHARS } from '../members/rules';
 
 /**
  * The console's HTML: one shell per page, the page's static parts (forms, tables, filters) in the
@@ -139,9 +140,9 @@ const BODIES: Record<ConsolePage, string> = {
 <p id="forgot-sent" class="hint" hidden>If this email is a member of the workspace, a reset link is on its way (valid 1 hour, works once).</p>`,
 
   reset: `<form id="reset-form" class="card narrow">
-  <label>New password (at least 12 characters)
-    <input type="password" name="password" autocomplete="new-password" minlength="12" required></label>
-  <label>Repeat it <input type="password" name="repeat" autocomplete="new-password" minlength="12" required></label>
+  <label>New password (at least ${PASSWORD_MIN_CHARS} characters)
+    <input type="password" name="password" autocomplete="new-password" minlength="${PASSWORD_MIN_CHARS}" required></label>
+  <label>Repeat it <input type="password" name="repeat" autocomplete="new-password" minlength="${PASSWORD_MIN_CHARS}" required></label>
   <button type="submit">Set password</button>
 </form>
 <p id="reset-done" class="hint" hidden>Your password is changed and every session ended. <a href="/console">Sign in</a>.</p>`,
@@ -150,9 +151,9 @@ const BODIES: Record<ConsolePage, string> = {
 <form id="accept-form" class="card narrow" hidden>
   <label>Workspace id <input type="text" name="workspace" autocomplete="organization" readonly></label>
   <label>Email <input type="email" name="email" autocomplete="username" readonly></label>
-  <label>Choose a password (at least 12 characters)
-    <input type="password" name="password" autocomplete="new-password" minlength="12" required></label>
-  <label>Repeat it <input type="password" name="repeat" autocomplete="new-password" minlength="12" required></label>
+  <label>Choose a password (at least ${PASSWORD_MIN_CHARS} characters)
+    <input type="password" name="password" autocomplete="new-password" minlength="${PASSWORD_MIN_CHARS}" required></label>
+  <label>Repeat it <input type="password" name="repeat" autocomplete="new-password" minlength="${PASSWORD_MIN_CHARS}" required></label>
   <button type="submit">Set password and sign in</button>
 </form>`,
 
@@ -339,7 +340,7 @@ ${usageChart('Usage per day', 'Click a series to show only its rows; click it ag
   account: `<form id="password-form" class="card narrow">
   <h2>Change password</h2>
   <label>Current password <input type="password" name="current_password" autocomplete="current-password" required></label>
-  <label>New password (at least 12 characters) <input type="password" name="new_password" autocomplete="new-password" minlength="12" required></label>
+  <label>New password (at least ${PASSWORD_MIN_CHARS} characters) <input type="password" name="new_password" autocomplete="new-password" minlength="${PASSWORD_MIN_CHARS}" required></label>
   <button type="submit">Change password</button>
   <p class="hint">Every other session of yours ends.</p>
 </form>`,

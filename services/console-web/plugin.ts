@@ -18,7 +18,7 @@ import { csrfTokenOf, type Actor } from '../members/rules';
 import { SESSION_MAX_MS } from '../sessions/rules';
 import type { SessionMember } from '../sessions/sessions';
 import type { consoleAccounts } from './accounts';
-import { bundleConsoleScript, CONSOLE_SCRIPT } from './bundle';
+import { cachedConsoleScript, CONSOLE_SCRIPT } from './bundle';
 import { CONSOLE_PAGES, renderPage, type ConsolePage } from './pages';
 import { invitationLink } from './console-links';
 import { registerPasswordResetRoutes } from './password-reset-routes';
@@ -315,7 +315,7 @@ let scriptFromSource: Promise<Uint8Array> | undefined;
  */
 async function loadAssets() {
   const built = new URL(`./assets/${CONSOLE_SCRIPT}`, import.meta.url);
-  const script = existsSync(built) ? readFileSync(built) : Buffer.from(await (scriptFromSource ??= bundleConsoleScript()));
+  const script = existsSync(built) ? readFileSync(built) : Buffer.from(await (scriptFromSource ??= cachedConsoleScript()));
   const byName = new Map<string, StaticAsset>();
   for (const [name, type] of Object.entries(ASSET_TYPES)) {
     const body = name === CONSOLE_SCRIPT ? script : readFileSync(new URL(`./assets/${name}`, import.meta.url));

@@ -1,6 +1,7 @@
-import { ulid } from 'ulid';
 import { toStorableExcerpt } from '../../contracts/text';
 import { claimOneByOne } from '../common/claim-one-by-one';
+import { newEmailId } from '../common/ids';
+import { startPollLoop, type PollLoop } from '../common/poll-loop';
 import type { Logger } from '../common/log';
 import type { Sql, SqlExecutor } from '../eventstore/sql';
 import { emailsPurged, emailsSent } from '../metrics/metrics';
@@ -22,7 +23,7 @@ export interface OutgoingEmail {
  * what caused it committed. The request does not wait for any mail server.
  */
 export async function enqueueEmail(executor: SqlExecutor, email: OutgoingEmail, now: Date = new Date()): Promise<string> {
-  const id = `eml_${ulid()}`;
+  const id = newEmailId();
   await executor.query(
     'INSERT INTO email_outbox (id, kind, recipient, subject, body, created_at, next_attempt_at) VALUES ($1, $2, $3, $4, $5, $6, $6)',
     [id, email.kind, email.to, email.subject, email.text, now],
@@ -56,8 +57,7 @@ interface Claimed {
  * between sending and marking leaves a message sent again after the lease (same Message-ID).
  */
 export class EmailSender {
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
+  private loop: PollLoop | undefined;
   private stopped = false;
   private lastPurgeAt = Number.NEGATIVE_INFINITY;
 
@@ -75,7 +75,13 @@ export class EmailSender {
   ) {}
 
   start(): void {
-    this.schedule(0);
+    this.loop = startPollLoop({
+      // The purge runs after every pass, sent or failed (it logs its own failure).
+      pass: () => this.sendDue().finally(() => this.purgeWhenDue()),
+      everyMs: this.options.pollEveryMs ?? POLL_EVERY_MS,
+      logger: this.options.logger,
+      failed: 'sending the email outbox failed; next poll retries',
+    });
   }
 
   /** Sends every message due now; resolves with how many were sent (tests and the loop). */
@@ -107,22 +113,7 @@ export class EmailSender {
 
   async stop(): Promise<void> {
     this.stopped = true;
-    clearTimeout(this.timer);
-    await this.running;
-  }
-
-  private schedule(delayMs: number) {
-    if (this.stopped) return;
-    this.timer = setTimeout(() => {
-      this.running = this.sendDue()
-        .then(
-          () => undefined,
-          (err: unknown) => this.options.logger.warn({ err }, 'sending the email outbox failed; next poll retries'),
-        )
-        .then(() => this.purgeWhenDue())
-        .finally(() => this.schedule(this.options.pollEveryMs ?? POLL_EVERY_MS));
-    }, delayMs);
-    this.timer.unref();
+    await this.loop?.stop();
   }
 
   /** A purge at most every PURGE_EVERY_MS; a failed one is tried again at the next poll. */

@@ -43,13 +43,26 @@ const HOST_PATTERN = /^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Z
  * never counts: anyone can send any Host, and the URL lands in answers to other callers' links.
  */
 export function baseUrlOf(config: Pick<Config, 'docsUrl' | 'host' | 'port'>, arrival: Arrival): string {
-  if (config.docsUrl) return new URL(config.docsUrl).origin;
+  const configured = configuredBaseUrl(config);
+  if (configured) return configured;
   const forwarded = arrival.peerTrusted ? forwardedOrigin(arrival) : undefined;
   if (forwarded) return forwarded;
   let host = config.host;
   if (WILDCARD_HOSTS.has(host)) host = unmapped(arrival.localAddress) ?? '127.0.0.1';
   if (isIP(host) === 6) host = `[${host}]`;
   return `http://${host.toLowerCase()}:${arrival.boundPort ?? config.port}`;
+}
+
+/**
+ * `{base_url}` for what no request asked for (a low-balance email): the origin of DOCS_URL when
+ * set, else the address this server listens on (`listening`, app.listen's answer).
+ */
+export function backgroundBaseUrl(config: Pick<Config, 'docsUrl'>, listening: string): string {
+  return configuredBaseUrl(config) ?? listening;
+}
+
+function configuredBaseUrl(config: Pick<Config, 'docsUrl'>): string | undefined {
+  return config.docsUrl ? new URL(config.docsUrl).origin : undefined;
 }
 
 /** `{docs_url}`: DOCS_URL, else `{base_url}/docs`. */

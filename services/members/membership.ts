@@ -1,5 +1,5 @@
-import { ulid } from 'ulid';
 import { newEvent } from '../../contracts/events';
+import { newInvitationId, newMemberId } from '../common/ids';
 import type { EventStore } from '../eventstore/event-store';
 import type { SqlExecutor } from '../eventstore/sql';
 import { WrongExpectedVersionError, type NewEvent } from '../eventstore/types';
@@ -85,7 +85,7 @@ export class Membership {
   async invite(workspaceId: string, actor: Actor, input: { email: string; role: Role }, inTransaction?: (tx: SqlExecutor, invitation: { email: string; token: string; expiresAt: Date }) => Promise<void>) {
     await this.requireWorkspace(workspaceId);
     const token = newSecret();
-    const invitationId = `inv_${ulid()}`;
+    const invitationId = newInvitationId();
     const { email, expiresAt } = await this.onMembers(workspaceId, async (tx, members) => {
       const decided = unwrap(decideInvite(members, actor, input, this.clock()));
       const event = newEvent('MemberInvited', {
@@ -132,7 +132,7 @@ export class Membership {
     const invitation = await invitationWhere(this.store.sql, 'token_hash = $1', [sha256Hex(token)]);
     if (!invitation) throw new MembershipRefusedError('invitation_unknown');
     const passwordHash = await this.hashing.admit(ip).run(() => hashPassword(password));
-    const memberId = `mem_${ulid()}`;
+    const memberId = newMemberId();
     const member = await this.onMembers(invitation.workspaceId, async (tx, members) => {
       // Read again under the stream's version: a second use of the same link loses here.
       const current = await invitationWhere(tx, 'invitation_id = $1', [invitation.invitationId]);

@@ -4,6 +4,7 @@ import { WATCH_INTERVALS, type WatchCreateRequest, type WatchInterval } from '..
 import { claimOneByOne } from '../common/claim-one-by-one';
 import { newRequestId, newWatchId } from '../common/ids';
 import type { Logger } from '../common/log';
+import { startPollLoop, type PollLoop } from '../common/poll-loop';
 import type { EventStore, StoreTransaction } from '../eventstore/event-store';
 import { successPrice } from '../ledger/pricing';
 import type { ReadModels } from '../read-models/read-models';
@@ -331,27 +332,8 @@ function throwNoWatch(): never {
 }
 
 /** Runs the schedule on one instance: a pass every `pollMs` (each claims only what no other instance holds). */
-export function startWatchScheduler(watches: WatchService, pollMs: number, logger: Logger): { stop(): Promise<void> } {
-  let stopped = false;
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<unknown> | undefined;
-  const loop = () => {
-    if (stopped) return;
-    running = watches
-      .runDue(() => stopped)
-      .catch((err: unknown) => logger.warn({ err }, 'watch schedule pass failed; the next pass retries'))
-      .finally(() => {
-        if (!stopped) timer = setTimeout(loop, pollMs);
-      });
-  };
-  loop();
-  return {
-    async stop() {
-      stopped = true;
-      clearTimeout(timer);
-      await running;
-    },
-  };
+export function startWatchScheduler(watches: WatchService, pollMs: number, logger: Logger): PollLoop {
+  return startPollLoop({ pass: (stopped) => watches.runDue(stopped), everyMs: pollMs, logger, failed: 'watch schedule pass failed; the next pass retries' });
 }
 
 /**

@@ -12,8 +12,6 @@ export interface AllowedHosts {
   ranges: readonly [ipaddr.IPv4 | ipaddr.IPv6, number][];
 }
 
-export const NO_ALLOWED_HOSTS: AllowedHosts = { names: new Set(), ranges: [] };
-
 /** WEBHOOK_ALLOWED_HOSTS: a comma list of host names, addresses or CIDR ranges. Throws on a bad entry. */
 export function parseAllowedHosts(list: string | undefined): AllowedHosts {
   const names = new Set<string>();

@@ -1,5 +1,6 @@
 import { newEvent, streams } from '../../contracts/events';
 import type { Logger } from '../common/log';
+import { startPollLoop, type PollLoop } from '../common/poll-loop';
 import type { EventStore } from '../eventstore/event-store';
 import { recordWebhookAttempt } from '../metrics/metrics';
 import type { AllowedHosts } from './address-policy';
@@ -50,9 +51,7 @@ export interface DeliveryWorkerOptions {
  * told (WebhookEndpointFailing, keyed by the workspace on Kafka, also a `webhook_endpoint.failing` webhook).
  */
 export class WebhookDeliveryWorker {
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
-  private stopped = false;
+  private loop: PollLoop | undefined;
   private readonly now: () => Date;
   private readonly random: () => number;
 
@@ -65,22 +64,11 @@ export class WebhookDeliveryWorker {
   }
 
   start(): void {
-    const loop = () => {
-      if (this.stopped) return;
-      this.running = this.runOnce()
-        .then(() => undefined)
-        .catch((err: unknown) => this.options.logger.warn({ err }, 'webhook delivery pass failed; the next pass retries'))
-        .finally(() => {
-          if (!this.stopped) this.timer = setTimeout(loop, this.options.settings.pollMs);
-        });
-    };
-    loop();
+    this.loop = startPollLoop({ pass: () => this.runOnce(), everyMs: this.options.settings.pollMs, logger: this.options.logger, failed: 'webhook delivery pass failed; the next pass retries' });
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
-    clearTimeout(this.timer);
-    await this.running;
+    await this.loop?.stop();
   }
 
   /** One pass: claim what is due, send each, record each. Returns how many were attempted. */
@@ -88,7 +76,15 @@ export class WebhookDeliveryWorker {
     // A batch under one lease is safe here, unlike watches and emails (claim-one-by-one.ts): its
     // attempts run at once, each cut at the timeout the lease is sized by, so none waits its turn.
     const claimed = await this.claim();
-    await Promise.all(claimed.map((delivery) => this.attempt(delivery)));
+    // Settled, not all: one attempt's unexpected throw (its record's transaction, say) neither ends
+    // the pass while the others run on unobserved nor hides theirs. Its lease lapses; it is retried.
+    const settled = await Promise.allSettled(claimed.map((delivery) => this.attempt(delivery)));
+    settled.forEach((result, i) => {
+      if (result.status === 'rejected') {
+        const delivery = claimed[i]!;
+        this.options.logger.warn({ err: result.reason, delivery_id: delivery.id, endpoint_id: delivery.endpoint_id, attempt: delivery.attempts }, 'webhook attempt failed unexpectedly; retried once its lease lapses');
+      }
+    });
     return claimed.length;
   }
 

@@ -9,31 +9,28 @@ import { serverUrl } from '../support/servers';
 import { startTestSmtpServer, type TestSmtpServer } from '../support/smtp-server';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
 import { bearer, call } from './support-instances/http';
-import { ADMIN_TOKEN, Admin, eventually, startInstance, startSharedServers, type SharedServersHandle } from './support-instances/instances';
+import { ADMIN_TOKEN, Admin, eventually, startTwoInstances, type TwoInstances } from './support-instances/instances';
 
 const databaseUrl = serverUrl('postgres');
 const redisUrl = serverUrl('redis');
 
 describe.skipIf(!databaseUrl || !redisUrl)('a low-balance alert as an email and a webhook, two instances', () => {
-  let servers: SharedServersHandle;
+  let instances: TwoInstances;
   let a: RunningServer;
   let b: RunningServer;
   let receiver: WebhookReceiver;
   let smtp: TestSmtpServer;
 
   beforeAll(async () => {
-    servers = await startSharedServers(redisUrl!);
     smtp = await startTestSmtpServer();
-    const settings = { SMTP_URL: smtp.url, WEBHOOK_ALLOWED_HOSTS: '127.0.0.1', WEBHOOK_POLL_MS: '50' };
-    [a, b] = await Promise.all([startInstance(servers, settings), startInstance(servers, settings)]);
+    instances = await startTwoInstances(redisUrl!, { SMTP_URL: smtp.url, WEBHOOK_ALLOWED_HOSTS: '127.0.0.1', WEBHOOK_POLL_MS: '50' });
+    ({ a, b } = instances);
     receiver = await startWebhookReceiver();
   }, 60_000);
   afterAll(async () => {
     await receiver?.close();
-    await b?.close();
-    await a?.close();
+    await instances?.close();
     await smtp?.close();
-    await servers?.close();
   });
 
   test('one crossing: one email to the owner, one signed balance.low delivery', async () => {

@@ -12,7 +12,7 @@ import { readWholeTopic } from '../support/kafka-support';
 import { serverUrl } from '../support/servers';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
 import { bearer, call } from './support-instances/http';
-import { Admin, eventually, startInstance, startSharedServers, type SharedServersHandle } from './support-instances/instances';
+import { Admin, eventually, startTwoInstances, type SharedServersHandle, type TwoInstances } from './support-instances/instances';
 
 const databaseUrl = serverUrl('postgres');
 const redisUrl = serverUrl('redis');
@@ -21,21 +21,20 @@ const SETTINGS = { WEBHOOK_ALLOWED_HOSTS: '127.0.0.1', WEBHOOK_POLL_MS: '50', WA
 const ROUNDS = 3;
 
 describe.skipIf(!databaseUrl || !redisUrl || !kafkaBrokers)('watches across two instances', () => {
+  let instances: TwoInstances;
   let servers: SharedServersHandle;
   let a: RunningServer;
   let b: RunningServer;
   let receiver: WebhookReceiver;
 
   beforeAll(async () => {
-    servers = await startSharedServers(redisUrl!);
-    [a, b] = await Promise.all([startInstance(servers, SETTINGS), startInstance(servers, SETTINGS)]);
+    instances = await startTwoInstances(redisUrl!, SETTINGS);
+    ({ servers, a, b } = instances);
     receiver = await startWebhookReceiver();
   }, 60_000);
   afterAll(async () => {
     await receiver?.close();
-    await b?.close();
-    await a?.close();
-    await servers?.close();
+    await instances?.close();
   });
 
   test('each change of a watched profile is one refresh, one charge, one ProfileChanged on Kafka and one signed webhook', async () => {

@@ -9,7 +9,7 @@ import type { RunningServer } from '../../services/api/server';
 import { serverUrl } from '../support/servers';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
 import { bearer, call } from './support-instances/http';
-import { Admin, eventually, startInstance, startSharedServers, type SharedServersHandle } from './support-instances/instances';
+import { Admin, eventually, startTwoInstances, type TwoInstances } from './support-instances/instances';
 
 const databaseUrl = serverUrl('postgres');
 const redisUrl = serverUrl('redis');
@@ -24,7 +24,7 @@ const SETTINGS = {
 };
 
 describe.skipIf(!databaseUrl || !redisUrl)('webhooks across two instances', () => {
-  let servers: SharedServersHandle;
+  let instances: TwoInstances;
   let a: RunningServer;
   let b: RunningServer;
   let receiver: WebhookReceiver;
@@ -32,8 +32,8 @@ describe.skipIf(!databaseUrl || !redisUrl)('webhooks across two instances', () =
   let workspaceId: string;
 
   beforeAll(async () => {
-    servers = await startSharedServers(redisUrl!);
-    [a, b] = await Promise.all([startInstance(servers, SETTINGS), startInstance(servers, SETTINGS)]);
+    instances = await startTwoInstances(redisUrl!, SETTINGS);
+    ({ a, b } = instances);
     const keyed = await new Admin(a.url).keyedWorkspace({ credits: 10 });
     key = bearer(keyed.key);
     workspaceId = keyed.workspaceId;
@@ -41,9 +41,7 @@ describe.skipIf(!databaseUrl || !redisUrl)('webhooks across two instances', () =
   }, 60_000);
   afterAll(async () => {
     await receiver?.close();
-    await b?.close();
-    await a?.close();
-    await servers?.close();
+    await instances?.close();
   });
 
   const register = async (body: object) => {

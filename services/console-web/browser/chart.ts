@@ -20,7 +20,7 @@ const colorOf = (split: Split, id: string, index: number) =>
   split === 'operation' && contract.operations.includes(id) ? PALETTE[contract.operations.indexOf(id) % PALETTE.length]! : PALETTE[index % PALETTE.length]!;
 
 const UNITS: Record<Measure, [string, string]> = { credits: ['credit', 'credits'], calls: ['call', 'calls'] };
-export const withUnit = (n: number, measure: Measure) => `${fmt(n)} ${UNITS[measure][Math.abs(n) === 1 ? 0 : 1]}`;
+const withUnit = (n: number, measure: Measure) => `${fmt(n)} ${UNITS[measure][Math.abs(n) === 1 ? 0 : 1]}`;
 
 const monthDay = new Intl.DateTimeFormat('en-US', { month: 'short', day: 'numeric', timeZone: 'UTC' });
 const dayLabel = (day: string) => monthDay.format(new Date(`${day}T00:00:00Z`));

@@ -1,4 +1,4 @@
-import { addDays, utcDay } from '../../members/overview';
+import { addDays, monthStart, utcDay } from '../../members/overview';
 import { field } from './dom';
 
 /**
@@ -10,12 +10,27 @@ export interface DayRange {
   to: string;
 }
 
-export { addDays, utcDay };
+export { addDays, monthStart, utcDay };
 export const todayUtc = () => utcDay(new Date());
 const isDay = (s: string | null): s is string => s !== null && /^\d{4}-\d\d-\d\d$/.test(s);
 
 /** The last `n` UTC days, today included: `[today − n + 1, tomorrow)`. */
-export const lastDays = (n: number): DayRange => ({ from: addDays(todayUtc(), -(n - 1)), to: addDays(todayUtc(), 1) });
+const lastDays = (n: number): DayRange => ({ from: addDays(todayUtc(), -(n - 1)), to: addDays(todayUtc(), 1) });
+
+/** The month (`YYYY-MM`) a day is in. */
+export const monthOf = (day: string) => day.slice(0, 7);
+
+/** A calendar month (`YYYY-MM`) of UTC days, half-open: its first day to the next month's first day. */
+export function monthPeriod(month: string): DayRange {
+  const [year, index] = month.split('-').map(Number) as [number, number];
+  return { from: utcDay(new Date(Date.UTC(year, index - 1, 1))), to: utcDay(new Date(Date.UTC(year, index, 1))) };
+}
+
+/** The month `by` months after (before, when negative) `month`. */
+export function stepMonth(month: string, by: number): string {
+  const [year, index] = month.split('-').map(Number) as [number, number];
+  return monthOf(utcDay(new Date(Date.UTC(year, index - 1 + by, 1))));
+}
 
 /** Every day of the range, in order. */
 export function daysOf(range: DayRange): string[] {

@@ -23,7 +23,7 @@ export function el<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Attrs =
   return node;
 }
 
-export const numberFormat = new Intl.NumberFormat('en-US');
+const numberFormat = new Intl.NumberFormat('en-US');
 export const fmt = (n: number) => numberFormat.format(n);
 /** An instant as `YYYY-MM-DD HH:MM:SS` (UTC, as every time in the console). */
 export const when = (iso: string | null | undefined) => (iso ? iso.replace('T', ' ').slice(0, 19) : '—');
@@ -101,8 +101,20 @@ export async function copy(text: string, button: HTMLElement) {
   }
 }
 
+/**
+ * A row's action button: named for what it acts on (`label`, for screen readers), its failure
+ * shown in the page's alert line.
+ */
+export const actionButton = (button: { text: string; label: string; danger?: boolean }, run: () => unknown) =>
+  el('button', { type: 'button', class: button.danger ? 'danger' : 'secondary', text: button.text, 'aria-label': button.label, onclick: guarded(run) });
+
+/** Asks first (the dialog below); does `action` only once confirmed. */
+export async function ifConfirmed(options: { title: string; text: string; confirm: string }, action: () => Promise<void>): Promise<void> {
+  if (await confirmAction(options)) await action();
+}
+
 /** The one confirmation dialog of every page (pages.ts renders it): resolves true when confirmed. */
-export function confirmAction(options: { title: string; text: string; confirm: string }): Promise<boolean> {
+function confirmAction(options: { title: string; text: string; confirm: string }): Promise<boolean> {
   const dialog = $<HTMLDialogElement>('#confirm-dialog');
   $('#confirm-title', dialog).textContent = options.title;
   $('#confirm-text', dialog).textContent = options.text;

@@ -201,6 +201,38 @@ export async function startSharedServers(redisUrl: string): Promise<SharedServer
   };
 }
 
+/** Shared servers of their own and two instances in this process on them, with the same settings. */
+export interface TwoInstances {
+  servers: SharedServersHandle;
+  a: RunningServer;
+  b: RunningServer;
+  /** Both instances, then the servers. */
+  close(): Promise<void>;
+}
+
+/** The two-instance set-up of the worker suites (watches, webhooks, alerts): started together. */
+export async function startTwoInstances(redisUrl: string, env: Record<string, string> = {}): Promise<TwoInstances> {
+  const servers = await startSharedServers(redisUrl);
+  const started = await Promise.allSettled([startInstance(servers, env), startInstance(servers, env)]);
+  const [a, b] = started.map((s) => (s.status === 'fulfilled' ? s.value : undefined));
+  if (!a || !b) {
+    await b?.close();
+    await a?.close();
+    await servers.close();
+    throw started.find((s) => s.status === 'rejected')!.reason;
+  }
+  return {
+    servers,
+    a,
+    b,
+    async close() {
+      await b.close();
+      await a.close();
+      await servers.close();
+    },
+  };
+}
+
 /**
  * The URL a started service prints ("listening on http://…"), read from its stdout and stderr;
  * fails with its output so far if it exits first or says nothing within `timeoutMs`.

@@ -3,8 +3,11 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { NO_ALLOWED_HOSTS, parseAllowedHosts } from '../../../services/webhooks/address-policy';
+import { parseAllowedHosts } from '../../../services/webhooks/address-policy';
 import { postWebhook } from '../../../services/webhooks/outbound';
+
+/** WEBHOOK_ALLOWED_HOSTS unset: public addresses only. */
+const NO_ALLOWED_HOSTS = parseAllowedHosts(undefined);
 
 let server: Server;
 let port: number;

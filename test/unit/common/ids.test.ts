@@ -1,12 +1,13 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { REQUEST_ID_PATTERN, newKeyId, newRequestId, newWorkspaceId } from '../../../services/common/ids';
+import { RequestId } from '../../../contracts/http';
+import { newKeyId, newRequestId, newWorkspaceId } from '../../../services/common/ids';
 import { API_KEY_PATTERN, generateApiKey, hashApiKey, keyDisplayPrefix } from '../../../services/keys/key-material';
 
 describe('identifiers', () => {
   it('request ids are req_ + a 26-character ULID, unique, sortable by time', () => {
     const ids = Array.from({ length: 5000 }, () => newRequestId());
-    for (const id of ids) expect(id).toMatch(REQUEST_ID_PATTERN);
+    for (const id of ids) expect(RequestId.safeParse(id).success, id).toBe(true);
     expect(new Set(ids).size).toBe(ids.length);
     expect(ids[0]!.slice(4, 14) <= ids[ids.length - 1]!.slice(4, 14)).toBe(true);
   });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { baseUrlOf, docsUrlOf, proxyTrust, type Arrival } from '../../../services/http/public-url';
+import { backgroundBaseUrl, baseUrlOf, docsUrlOf, proxyTrust, type Arrival } from '../../../services/http/public-url';
 
 const LOCAL = { host: '127.0.0.1', port: 0, docsUrl: undefined };
 const direct: Arrival = { peerTrusted: false, boundPort: 41234, localAddress: '127.0.0.1' };
@@ -63,6 +63,18 @@ describe('the public base URL', () => {
 
   it('given no bound port known (not listening), then the configured PORT', () => {
     expect(baseUrlOf({ ...LOCAL, port: 3000 }, { peerTrusted: false })).toBe('http://127.0.0.1:3000');
+  });
+});
+
+describe('the base URL outside any request (a low-balance email)', () => {
+  it('given DOCS_URL, then its origin, as in answers to requests', () => {
+    const config = { ...LOCAL, docsUrl: 'https://api.example.org/reference/errors' };
+    expect(backgroundBaseUrl(config, 'http://127.0.0.1:41234')).toBe(baseUrlOf(config, direct));
+    expect(backgroundBaseUrl(config, 'http://127.0.0.1:41234')).toBe('https://api.example.org');
+  });
+
+  it('given no DOCS_URL, then the address the server listens on', () => {
+    expect(backgroundBaseUrl(LOCAL, 'http://127.0.0.1:41234')).toBe('http://127.0.0.1:41234');
   });
 });
 

@@ -4,6 +4,7 @@ import { Operation } from '../../../contracts/events';
 import { readCookie } from '../../../services/http/admission/session';
 import { renderPage, CONSOLE_PAGES } from '../../../services/console-web/pages';
 import { hashPassword, verifyPassword } from '../../../services/members/passwords';
+import { PASSWORD_MIN_CHARS } from '../../../services/members/rules';
 import { toCsv } from '../../../services/common/csv';
 import { overviewFrom, overviewOf } from '../../../services/members/overview';
 
@@ -71,6 +72,15 @@ describe('console pages and cookies', () => {
     for (const file of sources) {
       const script = readFileSync(new URL(file, browser), 'utf8');
       for (const op of Operation.options) expect(script, `${file}: ${op}`).not.toMatch(new RegExp(`['"\`]${op}['"\`]|\\b${op}:`));
+    }
+  });
+  it('given the domain\'s password rule, then every new-password field asks for its minimum length', () => {
+    for (const page of ['reset', 'accept', 'account'] as const) {
+      const html = renderPage(page, { js: '/console/assets/console.js?v=1', css: '/console/assets/console.css?v=1', icon: '/console/assets/favicon.svg?v=1' });
+      const fields = [...html.matchAll(/<input type="password"[^>]*autocomplete="new-password"[^>]*>/g)].map((m) => m[0]);
+      expect(fields.length, page).toBeGreaterThan(0);
+      for (const input of fields) expect(input).toContain(`minlength="${PASSWORD_MIN_CHARS}"`);
+      expect(html).toContain(`at least ${PASSWORD_MIN_CHARS} characters`);
     }
   });
   it('reads one cookie among several', () => {

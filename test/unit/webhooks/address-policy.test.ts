@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { NO_ALLOWED_HOSTS, isHostNameAllowed, judgeAddress, parseAllowedHosts } from '../../../services/webhooks/address-policy';
+import { isHostNameAllowed, judgeAddress, parseAllowedHosts } from '../../../services/webhooks/address-policy';
+
+/** WEBHOOK_ALLOWED_HOSTS unset: public addresses only. */
+const NO_ALLOWED_HOSTS = parseAllowedHosts(undefined);
 
 describe('webhook address policy', () => {
   it.each([

@@ -1,21 +1,20 @@
 import { api, type Key, type KeyCreated } from '../api';
-import { $, cell, confirmAction, copy, el, field, fillBody, guarded, showStatus, when } from '../dom';
-import { keyLabel } from '../keys';
+import { $, actionButton, cell, copy, el, field, fillBody, guarded, ifConfirmed, showStatus, when } from '../dom';
+import { keyLabel, loadKeys } from '../keys';
 
 export async function keys() {
   const table = $<HTMLTableElement>('#keys-table');
   const render = async () => {
-    const { data } = await api<{ data: Key[] }>('GET', '/console/v1/keys');
-    const byId = new Map(data.map((k) => [k.id, k]));
+    const byId = await loadKeys();
     fillBody(
       table,
-      data.map((k) => {
+      [...byId.values()].map((k) => {
         const actions = el('td', { class: 'actions' });
         if (!k.revoked_at) {
           const label = keyLabel(byId, k.id);
           actions.append(
-            el('button', { type: 'button', class: 'secondary', text: 'Rename', 'aria-label': `Rename ${label}`, onclick: () => rename(k) }),
-            el('button', { type: 'button', class: 'danger', text: 'Revoke', 'aria-label': `Revoke ${label}`, onclick: guarded(() => revoke(k)) }),
+            actionButton({ text: 'Rename', label: `Rename ${label}` }, () => rename(k)),
+            actionButton({ text: 'Revoke', label: `Revoke ${label}`, danger: true }, () => revoke(k)),
           );
         }
         return el(
@@ -33,17 +32,15 @@ export async function keys() {
       'No keys yet.',
     );
   };
-  const revoke = async (k: Key) => {
-    const confirmed = await confirmAction({
-      title: 'Revoke this key?',
-      text: `${k.name ?? 'The key'} (${k.prefix}…) stops working at once, for every caller. This cannot be undone.`,
-      confirm: 'Revoke',
-    });
-    if (!confirmed) return;
-    await api('POST', `/console/v1/keys/${encodeURIComponent(k.id)}/revoke`);
-    showStatus(`Revoked ${k.prefix}…`);
-    await render();
-  };
+  const revoke = (k: Key) =>
+    ifConfirmed(
+      { title: 'Revoke this key?', text: `${k.name ?? 'The key'} (${k.prefix}…) stops working at once, for every caller. This cannot be undone.`, confirm: 'Revoke' },
+      async () => {
+        await api('POST', `/console/v1/keys/${encodeURIComponent(k.id)}/revoke`);
+        showStatus(`Revoked ${k.prefix}…`);
+        await render();
+      },
+    );
   const rename = (k: Key) => {
     const dialog = $<HTMLDialogElement>('#rename-dialog');
     const input = field($<HTMLFormElement>('#rename-form'), 'name');

@@ -1,6 +1,6 @@
 import { api, type LedgerPage } from '../api';
 import { $, cell, el, field, fillBody, fmt, guarded, when } from '../dom';
-import { addDays, todayUtc } from '../dates';
+import { addDays, monthStart, todayUtc } from '../dates';
 import { keyName, loadKeys } from '../keys';
 import { requestLink } from './request';
 
@@ -52,7 +52,7 @@ export async function ledger() {
   // The CSV of a period of UTC days, [from, to): by default this month so far, today included.
   const csv = $<HTMLFormElement>('#ledger-csv');
   const today = todayUtc();
-  field(csv, 'from').value = `${today.slice(0, 7)}-01`;
+  field(csv, 'from').value = monthStart(today);
   field(csv, 'to').value = addDays(today, 1);
   csv.addEventListener('submit', (event) => {
     event.preventDefault();

@@ -1,5 +1,5 @@
 import { api, type InvitationCreated, type Members, type Session } from '../api';
-import { $, cell, confirmAction, el, field, fillBody, guarded, showStatus, when } from '../dom';
+import { $, actionButton, cell, el, field, fillBody, guarded, ifConfirmed, showStatus, when } from '../dom';
 
 export async function members(session: Session) {
   if (session.member.role !== 'owner') {
@@ -18,30 +18,18 @@ export async function members(session: Session) {
         const actions = el(
           'td',
           { class: 'actions' },
-          el('button', {
-            type: 'button',
-            class: 'secondary',
-            text: 'Change role',
-            'aria-label': `Change the role of ${m.email}`,
-            onclick: guarded(async () => {
-              await api('PATCH', `/console/v1/members/${encodeURIComponent(m.id)}`, { role: role.value });
-              showStatus(`${m.email} is now ${role.value}.`);
-              await render();
-            }),
+          actionButton({ text: 'Change role', label: `Change the role of ${m.email}` }, async () => {
+            await api('PATCH', `/console/v1/members/${encodeURIComponent(m.id)}`, { role: role.value });
+            showStatus(`${m.email} is now ${role.value}.`);
+            await render();
           }),
-          el('button', {
-            type: 'button',
-            class: 'danger',
-            text: 'Remove',
-            'aria-label': `Remove ${m.email}`,
-            onclick: guarded(async () => {
-              const confirmed = await confirmAction({ title: 'Remove this member?', text: `${m.email} leaves the workspace; their sessions end at once.`, confirm: 'Remove' });
-              if (!confirmed) return;
+          actionButton({ text: 'Remove', label: `Remove ${m.email}`, danger: true }, () =>
+            ifConfirmed({ title: 'Remove this member?', text: `${m.email} leaves the workspace; their sessions end at once.`, confirm: 'Remove' }, async () => {
               await api('DELETE', `/console/v1/members/${encodeURIComponent(m.id)}`);
               showStatus(`Removed ${m.email}.`);
               await render();
             }),
-          }),
+          ),
         );
         return el('tr', {}, cell(m.email), el('td', {}, role), cell(when(m.joined_at)), actions);
       }),
@@ -59,18 +47,12 @@ export async function members(session: Session) {
           el(
             'td',
             { class: 'actions' },
-            el('button', {
-              type: 'button',
-              class: 'secondary',
-              text: 'Cancel',
-              'aria-label': `Cancel the invitation of ${i.email}`,
-              onclick: guarded(async () => {
-                const confirmed = await confirmAction({ title: 'Cancel this invitation?', text: `The link sent to ${i.email} stops working.`, confirm: 'Cancel invitation' });
-                if (!confirmed) return;
+            actionButton({ text: 'Cancel', label: `Cancel the invitation of ${i.email}` }, () =>
+              ifConfirmed({ title: 'Cancel this invitation?', text: `The link sent to ${i.email} stops working.`, confirm: 'Cancel invitation' }, async () => {
                 await api('DELETE', `/console/v1/invitations/${encodeURIComponent(i.id)}`);
                 await render();
               }),
-            }),
+            ),
           ),
         ),
       ),

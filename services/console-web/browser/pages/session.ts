@@ -85,8 +85,7 @@ export async function reset() {
     'submit',
     guarded(async (event: Event) => {
       event.preventDefault();
-      if (field(form, 'password').value !== field(form, 'repeat').value) throw new ApiFailure(400, { error: { message: 'The two passwords differ.' } });
-      await api('POST', '/console/v1/password-reset/complete', { token, new_password: field(form, 'password').value });
+      await api('POST', '/console/v1/password-reset/complete', { token, new_password: chosenPassword(form) });
       form.hidden = true;
       $('#reset-done').hidden = false;
     }),
@@ -112,8 +111,7 @@ export async function accept() {
     'submit',
     guarded(async (event: Event) => {
       event.preventDefault();
-      if (field(form, 'password').value !== field(form, 'repeat').value) throw new ApiFailure(400, { error: { message: 'The two passwords differ.' } });
-      await api('POST', '/console/v1/invitations/accept', { token, password: field(form, 'password').value });
+      await api('POST', '/console/v1/invitations/accept', { token, password: chosenPassword(form) });
       location.assign('/console/overview');
     }),
   );
@@ -131,4 +129,11 @@ export async function account() {
       showStatus('Password changed. Your other sessions have ended.');
     }),
   );
+}
+
+/** A new password typed twice (the reset and invitation forms): refused here when the two differ. */
+function chosenPassword(form: HTMLFormElement): string {
+  const password = field(form, 'password').value;
+  if (password !== field(form, 'repeat').value) throw new ApiFailure(400, { error: { message: 'The two passwords differ.' } });
+  return password;
 }

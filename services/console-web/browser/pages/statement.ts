@@ -1,24 +1,14 @@
 import { api, type Statement } from '../api';
 import { $, cell, el, field, fillBody, fmt, guarded, headingsOf, labelCells } from '../dom';
-import { type DayRange, todayUtc, utcDay } from '../dates';
-
-/** A calendar month of UTC days, half-open: its first day to the next month's first day. */
-const monthPeriod = (month: string): DayRange => {
-  const [year, index] = month.split('-').map(Number) as [number, number];
-  return { from: utcDay(new Date(Date.UTC(year, index - 1, 1))), to: utcDay(new Date(Date.UTC(year, index, 1))) };
-};
-const stepMonth = (month: string, by: number) => {
-  const [year, index] = month.split('-').map(Number) as [number, number];
-  return utcDay(new Date(Date.UTC(year, index - 1 + by, 1))).slice(0, 7);
-};
+import { type DayRange, monthOf, monthPeriod, stepMonth, todayUtc } from '../dates';
 
 export async function statement() {
   const form = $<HTMLFormElement>('#statement-period');
   const showPeriod = (period: DayRange) => {
     field(form, 'from').value = period.from;
     field(form, 'to').value = period.to;
-    const month = monthPeriod(period.from.slice(0, 7));
-    field(form, 'month').value = month.from === period.from && month.to === period.to ? period.from.slice(0, 7) : '';
+    const month = monthPeriod(monthOf(period.from));
+    field(form, 'month').value = month.from === period.from && month.to === period.to ? monthOf(period.from) : '';
   };
   let shown: DayRange | null = null;
   const term = (label: string, value: number, id: string) => el('span', { class: 'term' }, el('span', { class: 'label', text: label }), ' ', el('strong', { id, text: fmt(value) }));
@@ -78,11 +68,11 @@ export async function statement() {
   ] as const) {
     $(id).addEventListener(
       'click',
-      guarded(async () => render(monthPeriod(stepMonth((shown ? shown.from : todayUtc()).slice(0, 7), by)))),
+      guarded(async () => render(monthPeriod(stepMonth(monthOf(shown ? shown.from : todayUtc()), by)))),
     );
   }
   const params = new URLSearchParams(location.search);
   const from = params.get('from');
   const to = params.get('to');
-  await render(from && to ? { from, to } : monthPeriod(todayUtc().slice(0, 7)));
+  await render(from && to ? { from, to } : monthPeriod(monthOf(todayUtc())));
 }

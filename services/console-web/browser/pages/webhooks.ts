@@ -1,12 +1,12 @@
 import { api, type Watch, type WatchRun, type WebhookDelivery, type WebhookEndpoint, type WebhookEndpointWithSecret } from '../api';
-import { $, cell, confirmAction, copy, el, field, fillBody, fmt, guarded, showStatus, when } from '../dom';
+import { $, actionButton, cell, copy, el, field, fillBody, fmt, guarded, ifConfirmed, showStatus, when } from '../dom';
 import { requestLink } from './request';
 
 /** How many deliveries the page shows for an endpoint (the API's default). */
 const DELIVERIES_SHOWN = 20;
 
 /** An endpoint's state as words: a failing one says since when and why. */
-export function endpointState(e: WebhookEndpoint): string {
+function endpointState(e: WebhookEndpoint): string {
   if (e.state !== 'failing') return e.state;
   const reason = e.failing_reason;
   const since = `failing since ${when(e.failing_since)} UTC`;
@@ -47,9 +47,9 @@ export async function webhooks() {
           el(
             'td',
             { class: 'actions' },
-            el('button', { type: 'button', class: 'secondary', text: 'Deliveries', 'aria-label': `Deliveries to ${e.url}`, onclick: guarded(() => showDeliveries(e)) }),
-            el('button', { type: 'button', class: 'secondary', text: 'Rotate secret', 'aria-label': `Rotate the secret of ${e.url}`, onclick: guarded(() => rotate(e)) }),
-            el('button', { type: 'button', class: 'danger', text: 'Delete', 'aria-label': `Delete ${e.url}`, onclick: guarded(() => remove(e)) }),
+            actionButton({ text: 'Deliveries', label: `Deliveries to ${e.url}` }, () => showDeliveries(e)),
+            actionButton({ text: 'Rotate secret', label: `Rotate the secret of ${e.url}` }, () => rotate(e)),
+            actionButton({ text: 'Delete', label: `Delete ${e.url}`, danger: true }, () => remove(e)),
           ),
         ),
       ),
@@ -58,29 +58,30 @@ export async function webhooks() {
     return data;
   };
 
-  const rotate = async (e: WebhookEndpoint) => {
-    const confirmed = await confirmAction({
-      title: 'Rotate the signing secret?',
-      text: `${e.url} gets a new secret, shown once. The current one keeps signing alongside it for a while, so the receiver can switch.`,
-      confirm: 'Rotate',
-    });
-    if (!confirmed) return;
-    const rotated = await api<WebhookEndpointWithSecret>('POST', `/console/v1/webhook-endpoints/${encodeURIComponent(e.id)}/rotate-secret`);
-    await renderEndpoints();
-    showSecret(rotated, `The new secret of ${rotated.url}; the previous one still signs until ${when(rotated.previous_secret_expires_at)} UTC.`);
-  };
+  const rotate = (e: WebhookEndpoint) =>
+    ifConfirmed(
+      {
+        title: 'Rotate the signing secret?',
+        text: `${e.url} gets a new secret, shown once. The current one keeps signing alongside it for a while, so the receiver can switch.`,
+        confirm: 'Rotate',
+      },
+      async () => {
+        const rotated = await api<WebhookEndpointWithSecret>('POST', `/console/v1/webhook-endpoints/${encodeURIComponent(e.id)}/rotate-secret`);
+        await renderEndpoints();
+        showSecret(rotated, `The new secret of ${rotated.url}; the previous one still signs until ${when(rotated.previous_secret_expires_at)} UTC.`);
+      },
+    );
 
-  const remove = async (e: WebhookEndpoint) => {
-    const confirmed = await confirmAction({ title: 'Delete this endpoint?', text: `${e.url} receives nothing more; its pending deliveries are dropped. This cannot be undone.`, confirm: 'Delete' });
-    if (!confirmed) return;
-    await api('DELETE', `/console/v1/webhook-endpoints/${encodeURIComponent(e.id)}`);
-    showStatus(`Deleted ${e.url}.`);
-    if (shown?.id === e.id) {
-      shown = undefined;
-      $('#deliveries').hidden = true;
-    }
-    await renderEndpoints();
-  };
+  const remove = (e: WebhookEndpoint) =>
+    ifConfirmed({ title: 'Delete this endpoint?', text: `${e.url} receives nothing more; its pending deliveries are dropped. This cannot be undone.`, confirm: 'Delete' }, async () => {
+      await api('DELETE', `/console/v1/webhook-endpoints/${encodeURIComponent(e.id)}`);
+      showStatus(`Deleted ${e.url}.`);
+      if (shown?.id === e.id) {
+        shown = undefined;
+        $('#deliveries').hidden = true;
+      }
+      await renderEndpoints();
+    });
 
   const showDeliveries = async (e: WebhookEndpoint) => {
     shown = e;
@@ -100,7 +101,7 @@ export async function webhooks() {
           el(
             'td',
             { class: 'actions' },
-            el('button', { type: 'button', class: 'secondary', text: 'Re-send', 'aria-label': `Re-send ${d.id}`, onclick: guarded(() => resend(e, d)) }),
+            actionButton({ text: 'Re-send', label: `Re-send ${d.id}` }, () => resend(e, d)),
           ),
         ),
       ),
@@ -131,8 +132,8 @@ export async function webhooks() {
           el(
             'td',
             { class: 'actions' },
-            el('button', { type: 'button', class: 'secondary', text: 'Run now', 'aria-label': `Run ${reference(w)} now`, onclick: guarded(() => runNow(w)) }),
-            el('button', { type: 'button', class: 'danger', text: 'Delete', 'aria-label': `Delete the watch of ${reference(w)}`, onclick: guarded(() => removeWatch(w)) }),
+            actionButton({ text: 'Run now', label: `Run ${reference(w)} now` }, () => runNow(w)),
+            actionButton({ text: 'Delete', label: `Delete the watch of ${reference(w)}`, danger: true }, () => removeWatch(w)),
           ),
         ),
       ),
@@ -140,29 +141,30 @@ export async function webhooks() {
     );
   };
 
-  const runNow = async (w: Watch) => {
-    const confirmed = await confirmAction({
-      title: 'Refresh this watch now?',
-      text: `${reference(w)} is looked up live now, charged like that lookup (refunded if it fails). Its next scheduled refresh moves to one interval from now.`,
-      confirm: 'Run now',
-    });
-    if (!confirmed) return;
-    try {
-      const run = await api<WatchRun>('POST', `/console/v1/watches/${encodeURIComponent(w.id)}/run`);
-      showStatus(`Refreshed ${reference(w)}: ${run.changed ? 'changed (a profile.changed webhook follows)' : 'unchanged'}; ${fmt(run.credits_charged)} credit${run.credits_charged === 1 ? '' : 's'} charged, ${fmt(run.credits_remaining)} left.`);
-    } finally {
-      // Out of credits pauses the watch: the table shows it either way.
-      await renderWatches();
-    }
-  };
+  const runNow = (w: Watch) =>
+    ifConfirmed(
+      {
+        title: 'Refresh this watch now?',
+        text: `${reference(w)} is looked up live now, charged like that lookup (refunded if it fails). Its next scheduled refresh moves to one interval from now.`,
+        confirm: 'Run now',
+      },
+      async () => {
+        try {
+          const run = await api<WatchRun>('POST', `/console/v1/watches/${encodeURIComponent(w.id)}/run`);
+          showStatus(`Refreshed ${reference(w)}: ${run.changed ? 'changed (a profile.changed webhook follows)' : 'unchanged'}; ${fmt(run.credits_charged)} credit${run.credits_charged === 1 ? '' : 's'} charged, ${fmt(run.credits_remaining)} left.`);
+        } finally {
+          // Out of credits pauses the watch: the table shows it either way.
+          await renderWatches();
+        }
+      },
+    );
 
-  const removeWatch = async (w: Watch) => {
-    const confirmed = await confirmAction({ title: 'Delete this watch?', text: `${reference(w)} is no longer refreshed or charged for.`, confirm: 'Delete' });
-    if (!confirmed) return;
-    await api('DELETE', `/console/v1/watches/${encodeURIComponent(w.id)}`);
-    showStatus(`Stopped watching ${reference(w)}.`);
-    await renderWatches();
-  };
+  const removeWatch = (w: Watch) =>
+    ifConfirmed({ title: 'Delete this watch?', text: `${reference(w)} is no longer refreshed or charged for.`, confirm: 'Delete' }, async () => {
+      await api('DELETE', `/console/v1/watches/${encodeURIComponent(w.id)}`);
+      showStatus(`Stopped watching ${reference(w)}.`);
+      await renderWatches();
+    });
 
   const form = $<HTMLFormElement>('#create-endpoint-form');
   form.addEventListener(
