@@ -73,15 +73,22 @@ export async function webhooks() {
     );
 
   const remove = (e: WebhookEndpoint) =>
-    ifConfirmed({ title: 'Delete this endpoint?', text: `${e.url} receives nothing more; its pending deliveries are dropped. This cannot be undone.`, confirm: 'Delete' }, async () => {
-      await api('DELETE', `/console/v1/webhook-endpoints/${encodeURIComponent(e.id)}`);
-      showStatus(`Deleted ${e.url}.`);
-      if (shown?.id === e.id) {
-        shown = undefined;
-        $('#deliveries').hidden = true;
-      }
-      await renderEndpoints();
-    });
+    ifConfirmed(
+      {
+        title: 'Delete this endpoint?',
+        text: `${e.url} receives nothing more; its pending deliveries are dropped and the watches delivering to it are deleted. This cannot be undone.`,
+        confirm: 'Delete',
+      },
+      async () => {
+        await api('DELETE', `/console/v1/webhook-endpoints/${encodeURIComponent(e.id)}`);
+        showStatus(`Deleted ${e.url} and the watches delivering to it.`);
+        if (shown?.id === e.id) {
+          shown = undefined;
+          $('#deliveries').hidden = true;
+        }
+        await Promise.all([renderEndpoints(), renderWatches()]);
+      },
+    );
 
   const showDeliveries = async (e: WebhookEndpoint) => {
     shown = e;
