@@ -15,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type RunningServer } from '../../services/api/server';
 import { loadConfig } from '../../services/config/config';
 import { createTestDatabase, serverUrl, type TestDatabase } from '../support/servers';
+import { adminCaller } from '../support/admin-call';
 
 const CHROMIUM = '/usr/bin/chromium';
 const ADMIN_TOKEN = 'browser-hooks-admin-token-'.padEnd(40, 'x');
@@ -84,16 +85,7 @@ describe.runIf(available)('the Webhooks page of the console in Chromium', { time
     if (dataDir) rmSync(dataDir, { recursive: true, force: true });
   });
 
-  async function admin(method: string, path: string, body?: unknown): Promise<any> {
-    const res = await fetch(base + path, {
-      method,
-      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const json: any = await res.json();
-    if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
-    return json;
-  }
+  const admin = adminCaller(() => base, ADMIN_TOKEN);
 
   async function withKey(key: string, method: string, path: string, body?: unknown): Promise<any> {
     const res = await fetch(base + path, { method, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });

@@ -15,6 +15,7 @@ import { startServer, type RunningServer } from '../../services/api/server';
 import { loadConfig } from '../../services/config/config';
 import { run } from '../../services/console/cli';
 import { createTestDatabase, serverUrl, type TestDatabase } from '../support/servers';
+import { adminCaller } from '../support/admin-call';
 
 const CHROMIUM = '/usr/bin/chromium';
 const ADMIN_TOKEN = 'browser-admin-token-'.padEnd(40, 'x');
@@ -82,16 +83,7 @@ describe.runIf(available)('the workspace console in Chromium', { timeout: 60_000
 
   // ---------- helpers ----------
 
-  async function admin(method: string, path: string, body?: unknown): Promise<any> {
-    const res = await fetch(base + path, {
-      method,
-      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const json: any = await res.json();
-    if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
-    return json;
-  }
+  const admin = adminCaller(() => base, ADMIN_TOKEN);
 
   /** `npm run admin -- member invite ...`, in process: the printed link. */
   async function cliInvite(workspaceId: string, email: string, role?: string): Promise<string> {

@@ -16,6 +16,7 @@ import { HASHING_CONCURRENCY, HASHING_PER_ADDRESS, HASHING_QUEUE } from '../../s
 import { LOCK_AFTER_FAILURES, SLOW_AFTER_FAILURES } from '../../services/sign-in-throttle/rules';
 import { createTestDatabase, serverUrl, type TestDatabase } from '../support/servers';
 import { startTestSmtpServer, type TestSmtpServer } from '../support/smtp-server';
+import { adminCaller } from '../support/admin-call';
 
 const ADMIN_TOKEN = 'console-accounts-admin-token-'.padEnd(40, 'x');
 const PASSWORD = 'the right password 2468';
@@ -71,16 +72,7 @@ describe.runIf(databaseAvailable)('console accounts on PostgreSQL, two instances
     return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : undefined };
   }
 
-  async function admin(method: string, path: string, body?: unknown): Promise<any> {
-    const res = await fetch(base() + path, {
-      method,
-      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const json: any = await res.json();
-    if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
-    return json;
-  }
+  const admin = adminCaller(base, ADMIN_TOKEN);
 
   const newWorkspace = async (name: string): Promise<string> => (await admin('POST', '/admin/v1/workspaces', { name, credits: 10 })).id;
   const tokenOf = (link: string) => new URL(link).searchParams.get('token')!;
