@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BATCH_MAX_ITEMS } from '../../../contracts/http';
 import { newRequestId } from '../../../services/common/ids';
 import { EventStore } from '../../../services/eventstore/event-store';
 import { BatchingWriter } from '../../../services/ledger/batching-writer';
@@ -50,21 +51,21 @@ describe.each(ledgerBackends())('batching writer on $name', (backendDef) => {
   /** Transactions the writer ran from here on (each holds its lock statement). */
   const writerTransactionsSince = (mark: number) => transactions.slice(mark).filter((tx) => tx.some(isWriterLock));
 
-  it('given 40 charges submitted together, when they commit, then they share one transaction and each balance covers its own', async () => {
+  it('given a full batch call of charges (100) submitted together, when they commit, then they share one transaction and each balance covers its own', async () => {
     const a = await createWorkspace(store, { name: 'A', credits: 1_000 });
     const b = await createWorkspace(store, { name: 'B', credits: 1_000 });
     const mark = transactions.length;
 
     // The writer waits one turn of the event loop before it begins: all 40 are in by then.
-    const results = await Promise.all(Array.from({ length: 40 }, (_, i) => chargeOf(i % 2 === 0 ? a : b, 3)));
+    const results = await Promise.all(Array.from({ length: BATCH_MAX_ITEMS }, (_, i) => chargeOf(i % 2 === 0 ? a : b, 3)));
 
     expect(results.every((r) => r.kind === 'charged')).toBe(true);
     expect(writerTransactionsSince(mark)).toHaveLength(1);
-    expect(await balance(store.sql, a)).toBe(1_000 - 20 * 3);
-    expect(await balance(store.sql, b)).toBe(1_000 - 20 * 3);
+    expect(await balance(store.sql, a)).toBe(1_000 - 50 * 3);
+    expect(await balance(store.sql, b)).toBe(1_000 - 50 * 3);
     // Each answer is the balance its own charge left, in arrival order.
     const afterA = results.filter((_, i) => i % 2 === 0).map((r) => (r.kind === 'charged' ? r.balanceAfter : null));
-    expect(afterA).toEqual(Array.from({ length: 20 }, (_, i) => 1_000 - 3 * (i + 1)));
+    expect(afterA).toEqual(Array.from({ length: 50 }, (_, i) => 1_000 - 3 * (i + 1)));
   });
 
   it('given 30 charges each submitted from its own event-loop callback (as requests read from 30 sockets are), when they commit, then they share one transaction', async () => {
