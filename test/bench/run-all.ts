@@ -19,6 +19,7 @@
 //   BENCH_VARIANT=NAME=value            one more PostgreSQL instance with that setting, interleaved (A/B)
 //   BENCH_VARIANT_TREE=/path/to/checkout  one more PostgreSQL instance running that checkout's code (another
 //                                       branch: `git archive` it there, node_modules linked), interleaved (A/B)
+//   BENCH_SERVER_NODE_FLAGS="--flag ..."  Node/V8 flags for every server child (GC settings, say), space-separated
 //   BENCH_ONLY=ab                       only (a) and the variant above, interleaved (BENCH_ROUNDS rounds, default 2);
 //                                       `{database}` in BENCH_VARIANT's value is the run's scratch database
 //
@@ -120,13 +121,16 @@ interface ServerChild {
   stop(): Promise<void>;
 }
 
+/** BENCH_SERVER_NODE_FLAGS: V8/Node flags for every server child (e.g. GC settings), space-separated. */
+const SERVER_NODE_FLAGS = (process.env.BENCH_SERVER_NODE_FLAGS ?? '').split(' ').filter((flag) => flag !== '');
+
 async function startChild(mode: 'api' | 'bare' | 'naive', env: Record<string, string>, extraExecArgv: string[] = [], tree?: string): Promise<ServerChild> {
   const childEnv: NodeJS.ProcessEnv = { ...process.env };
   for (const name of CONFIG_VARIABLES) delete childEnv[name];
   Object.assign(childEnv, env);
   const child: ChildProcess = fork(tree ? resolve(tree, 'test/bench/server-child.ts') : SERVER_CHILD, [mode], {
     cwd: tree ?? REPO_ROOT,
-    execArgv: ['--import', 'tsx', ...extraExecArgv],
+    execArgv: ['--import', 'tsx', ...SERVER_NODE_FLAGS, ...extraExecArgv],
     env: childEnv,
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });

@@ -10,8 +10,9 @@
 // Messages from the parent: {type:'mark', name}  (profile window: clock read in this process),
 //                           {type:'stop'}        (close cleanly, so --cpu-prof writes its file)
 // BENCH_GC=1: V8's garbage-collection pauses observed (perf_hooks) from start to stop, printed on
-// stop by kind (count, share of the time, p50, p99, max).
+// stop by kind (count, share of the time, p50, p99, max), with the heap spaces in use then.
 import { constants, PerformanceObserver } from 'node:perf_hooks';
+import { getHeapSpaceStatistics } from 'node:v8';
 import Fastify from 'fastify';
 import { loadConfig } from '../../services/config/config';
 import { startServer } from '../../services/api/server';
@@ -61,7 +62,11 @@ function observeGc(): () => string {
       const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!.toFixed(2);
       return `  ${kind}: ${ms.length} pauses (${(ms.length / seconds).toFixed(1)}/s), ${total.toFixed(0)} ms in all (${((total / 1000 / seconds) * 100).toFixed(1)} % of the time), p50 ${at(0.5)} ms, p99 ${at(0.99)} ms, max ${sorted.at(-1)!.toFixed(2)} ms`;
     });
-    return `GC pauses of pid ${process.pid} over ${seconds.toFixed(1)} s:\n${lines.join('\n')}`;
+    // What each scavenge and mark-compact has to walk: the heap's spaces as they stand at the end.
+    const spaces = getHeapSpaceStatistics()
+      .filter((space) => space.space_used_size > 1e6)
+      .map((space) => `${space.space_name} ${(space.space_used_size / 1e6).toFixed(1)} MB`);
+    return `GC pauses of pid ${process.pid} over ${seconds.toFixed(1)} s:\n${lines.join('\n')}\n  heap in use: ${spaces.join(', ')}`;
   };
 }
 
