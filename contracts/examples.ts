@@ -416,6 +416,7 @@ function consoleExamples(): Partial<Record<EndpointId, OperationExample>> {
     },
     consoleCreateWebhookEndpoint: { request: { url: endpoint.url, event_types: endpoint.event_types, description: endpoint.description }, answer: { ...endpoint, secret: SECRET } },
     consoleDeleteWebhookEndpoint: { params: { id: endpoint.id } },
+    consoleUpdateWebhookEndpoint: { params: { id: endpoint.id }, request: { enabled: false }, answer: { ...endpoint, state: 'disabled', failing_reason: null } },
     consoleRotateWebhookSecret: { params: { id: endpoint.id }, answer: { ...endpoint, previous_secret_expires_at: '2025-01-16T09:30:00.000Z', secret: SECRET } },
     consoleListWebhookDeliveries: { params: { id: endpoint.id }, answer: { data: [delivery] } },
     consoleResendWebhookDelivery: { params: { id: endpoint.id, delivery_id: delivery.id }, answer: { ...delivery, state: 'pending', next_attempt_at: '2025-01-15T10:00:00.000Z' } },

@@ -33,6 +33,14 @@ export function registerHookRoutes(scope: FastifyInstance, services: { webhooks:
     return reply.send();
   });
 
+  route(scope, 'consoleUpdateWebhookEndpoint', async ({ req, params, body }) => {
+    const { workspaceId, memberId } = member(req);
+    const updated = await webhooks.update(workspaceId, params.id, body);
+    req.log.info({ endpoint_id: updated.id, member_id: memberId, changed: Object.keys(body), state: updated.state }, 'webhook endpoint changed in the console');
+    const reason = updated.state === 'failing' ? ((await webhooks.failingReasons(workspaceId)).get(updated.id) ?? null) : null;
+    return { ...updated, failing_reason: reason };
+  });
+
   route(scope, 'consoleRotateWebhookSecret', async ({ req, params }) => {
     const { workspaceId, memberId } = member(req);
     const rotated = await webhooks.rotateSecret(workspaceId, params.id);

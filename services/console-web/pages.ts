@@ -314,6 +314,7 @@ ${usageChart('Usage per day', 'Click a series to show only its rows; click it ag
       ${WEBHOOK_EVENT_TYPE_NAMES.map((type) => `<label><input type="checkbox" name="event_types" value="${type}"${type === 'profile.changed' ? ' checked' : ''}> <code>${type}</code> <span class="hint">${inlineCodeHtml(WEBHOOK_EVENT_TYPES[type].description)}</span></label>`).join('\n      ')}
     </fieldset>
     <button type="submit">Add endpoint</button>
+    <button type="button" id="cancel-edit" class="secondary" hidden>Cancel</button>
   </form>
   <div id="new-secret" class="new-key" hidden>
     <p class="warning"><strong>Copy this signing secret now.</strong> <span id="new-secret-for"></span> It is shown only this once; receivers verify each delivery's <code>webhook-signature</code> with it (Standard Webhooks).</p>

@@ -253,11 +253,34 @@ describe.runIf(available)('the Webhooks page of the console in Chromium', { time
     await page.getByRole('button', { name: 'I have stored it' }).click();
     expect(await page.content()).not.toContain(rotated);
 
+    // Paused: nothing is sent, the row says so; resumed.
+    const endpointRow = page.locator(`#endpoints-table tr[data-endpoint-id="${endpointId}"]`);
+    await page.getByRole('button', { name: `Pause deliveries to ${receiver.url}` }).click();
+    await expect.poll(() => endpointRow.getAttribute('data-state')).toBe('disabled');
+    expect(await endpointRow.locator('td.state').textContent()).toBe('paused: deliveries wait until it is resumed');
+    expect(await page.locator('#status').textContent()).toContain(`Paused ${receiver.url}`);
+    await page.getByRole('button', { name: `Resume deliveries to ${receiver.url}` }).click();
+    await expect.poll(() => endpointRow.getAttribute('data-state')).not.toBe('disabled');
+    expect(await page.locator('#status').textContent()).toContain(`Resumed ${receiver.url}`);
+
+    // Changed in the add form, which says what it edits; the public API sees the change.
+    const movedUrl = `${receiver.url}?moved=1`;
+    await page.getByRole('button', { name: `Change ${receiver.url}` }).click();
+    expect(await page.locator('#create-endpoint-title').textContent()).toBe(`Change ${receiver.url}`);
+    expect(await page.getByLabel('URL').inputValue()).toBe(receiver.url);
+    await page.getByLabel('URL').fill(movedUrl);
+    await page.getByRole('checkbox', { name: /balance\.low/ }).check();
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    await expect.poll(() => page.locator('#status').textContent()).toBe(`Saved ${movedUrl}.`);
+    expect(await page.locator('#create-endpoint-title').textContent()).toBe('Add an endpoint');
+    expect(await endpointRow.locator('td').nth(1).textContent()).toBe('profile.changed, balance.low');
+    expect((await withKey(key, 'GET', `/v1/webhook-endpoints/${endpointId}`)).data).toMatchObject({ url: movedUrl, event_types: ['profile.changed', 'balance.low'] });
+
     // Deleting, each through the one dialog.
     await page.getByRole('button', { name: 'Delete the watch of company: sandbox-changing' }).click();
     await answerDialog(page, 'Delete this watch?', true);
     await expect.poll(() => page.locator('#watches-table tbody').textContent()).toContain('No watches.');
-    await page.getByRole('button', { name: `Delete ${receiver.url}` }).click();
+    await page.getByRole('button', { name: `Delete ${movedUrl}` }).click();
     await answerDialog(page, 'Delete this endpoint?', true);
     await expect.poll(() => page.locator('#endpoints-table tbody').textContent()).toContain('No endpoints yet.');
     expect(await page.locator('#deliveries').isHidden()).toBe(true);

@@ -79,6 +79,26 @@ describe('200, 201, 202, 204', () => {
     expect((await t.call('GET', '/console/v1/webhook-endpoints', { headers: m.read })).json().data).toEqual([]);
   });
 
+  it('a member changes an endpoint (URL, event types), pauses it (nothing is sent, its deliveries wait) and resumes it; the public API sees each change', async () => {
+    const m = await member();
+    const endpoint = (await t.call('POST', '/console/v1/webhook-endpoints', { headers: m.write, body: ENDPOINT })).json();
+    const path = `/console/v1/webhook-endpoints/${endpoint.id}`;
+
+    const changed = await t.call('PATCH', path, { headers: m.write, body: { url: 'https://hooks.example.com/moved', event_types: ['profile.changed', 'balance.low'] } });
+    expect(changed.statusCode, changed.body).toBe(200);
+    expect(changed.json()).toMatchObject({ id: endpoint.id, url: 'https://hooks.example.com/moved', event_types: ['profile.changed', 'balance.low'], state: 'active', failing_reason: null });
+    expect(changed.body).not.toContain(endpoint.secret);
+
+    const paused = await t.call('PATCH', path, { headers: m.write, body: { enabled: false } });
+    expect(paused.statusCode, paused.body).toBe(200);
+    expect(paused.json()).toMatchObject({ state: 'disabled', url: 'https://hooks.example.com/moved' });
+    expect((await t.call('GET', `/v1/webhook-endpoints/${endpoint.id}`, { headers: m.headers })).json().data).toMatchObject({ state: 'disabled' });
+
+    const resumed = await t.call('PATCH', path, { headers: m.write, body: { enabled: true } });
+    expect(resumed.json()).toMatchObject({ state: 'active' });
+    expect((await t.call('GET', '/console/v1/webhook-endpoints', { headers: m.read })).json().data).toEqual([expect.objectContaining({ id: endpoint.id, state: 'active', url: 'https://hooks.example.com/moved' })]);
+  });
+
   it('runs a watch now (charged, under its own request id), lists it, deletes it; an endpoint the worker gave up on is failing, with why, on the page and the overview; a re-send is due again', async () => {
     const m = await member(10);
     const endpoint = (await t.call('POST', '/console/v1/webhook-endpoints', { headers: m.write, body: { url: broken.url, event_types: ['profile.changed'] } })).json();
@@ -149,6 +169,19 @@ describe('400', () => {
     }
     expect((await t.call('GET', '/console/v1/webhook-endpoints', { headers: m.read })).json().data).toEqual([]);
   });
+
+  it('a change to a URL the service may not reach, to no event types, or with an unknown field leaves the endpoint as it was', async () => {
+    const m = await member();
+    const endpoint = (await t.call('POST', '/console/v1/webhook-endpoints', { headers: m.write, body: ENDPOINT })).json();
+    const path = `/console/v1/webhook-endpoints/${endpoint.id}`;
+    const refused = await t.call('PATCH', path, { headers: m.write, body: { url: 'http://169.254.169.254/latest' } });
+    expect(errorOf(refused)).toMatchObject({ status: 400, code: 'invalid_request' });
+    expect(refused.json().error).toMatchObject({ reason: 'webhook_url_refused', details: [{ field: 'url' }] });
+    for (const body of [{ event_types: [] }, { enabled: 'no' }, { secret: 'whsec_mine' }]) {
+      expect(errorOf(await t.call('PATCH', path, { headers: m.write, body })), JSON.stringify(body)).toMatchObject({ status: 400, code: 'invalid_request' });
+    }
+    expect((await t.call('GET', '/console/v1/webhook-endpoints', { headers: m.read })).json().data).toEqual([expect.objectContaining({ ...ENDPOINT, state: 'active' })]);
+  });
 });
 
 describe('401', () => {
@@ -181,6 +214,11 @@ describe('403', () => {
     expect(errorOf(created)).toMatchObject({ status: 403, code: 'forbidden' });
     expect(created.json().error.reason).toBe('csrf');
     expect((await t.call('GET', '/console/v1/webhook-endpoints', { headers: m.read })).json().data).toEqual([]);
+
+    const endpoint = (await t.call('POST', '/console/v1/webhook-endpoints', { headers: m.write, body: ENDPOINT })).json();
+    const paused = await t.call('PATCH', `/console/v1/webhook-endpoints/${endpoint.id}`, { headers: m.read, body: { enabled: false } });
+    expect(errorOf(paused)).toMatchObject({ status: 403, code: 'forbidden' });
+    expect((await t.call('GET', '/console/v1/webhook-endpoints', { headers: m.read })).json().data).toEqual([expect.objectContaining({ id: endpoint.id, state: 'active' })]);
   });
 });
 
@@ -192,20 +230,21 @@ describe('404', () => {
     const watch = (await t.call('POST', '/v1/watches', { headers: theirs.headers, body: { operation: 'company', body: { url: 'acme' }, every: '1d', webhook_endpoint_id: endpoint.id } })).json().data;
     for (const [method, path, reason] of [
       ['DELETE', `/console/v1/webhook-endpoints/${endpoint.id}`, 'no_webhook_endpoint'],
+      ['PATCH', `/console/v1/webhook-endpoints/${endpoint.id}`, 'no_webhook_endpoint'],
       ['POST', `/console/v1/webhook-endpoints/${endpoint.id}/rotate-secret`, 'no_webhook_endpoint'],
       ['GET', `/console/v1/webhook-endpoints/${endpoint.id}/deliveries`, 'no_webhook_endpoint'],
       ['POST', `/console/v1/webhook-endpoints/${endpoint.id}/deliveries/msg_nothing/resend`, 'no_webhook_endpoint'],
       ['DELETE', `/console/v1/watches/${watch.id}`, 'no_watch'],
       ['POST', `/console/v1/watches/${watch.id}/run`, 'no_watch'],
     ] as const) {
-      const answer = await t.call(method, path, { headers: mine.write });
+      const answer = await t.call(method, path, { headers: mine.write, ...(method === 'PATCH' ? { body: { enabled: false } } : {}) });
       expect(errorOf(answer), path).toMatchObject({ status: 404, code: 'not_found' });
       expect(answer.json().error.reason, path).toBe(reason);
     }
     const resend = await t.call('POST', `/console/v1/webhook-endpoints/${endpoint.id}/deliveries/msg_nothing/resend`, { headers: theirs.write });
     expect(resend.json().error).toMatchObject({ code: 'not_found', reason: 'no_webhook_delivery' });
-    // Nothing of theirs moved: the endpoint and the watch are still there.
-    expect((await t.call('GET', '/console/v1/webhook-endpoints', { headers: theirs.read })).json().data).toHaveLength(1);
+    // Nothing of theirs moved: the endpoint (not paused) and the watch are still there.
+    expect((await t.call('GET', '/console/v1/webhook-endpoints', { headers: theirs.read })).json().data).toEqual([expect.objectContaining({ id: endpoint.id, state: 'active' })]);
     expect((await t.call('GET', '/console/v1/watches', { headers: theirs.read })).json().data).toHaveLength(1);
   });
 });

@@ -7,6 +7,7 @@ const DELIVERIES_SHOWN = 20;
 
 /** An endpoint's state as words: a failing one says since when and why. */
 function endpointState(e: WebhookEndpoint): string {
+  if (e.state === 'disabled') return 'paused: deliveries wait until it is resumed';
   if (e.state !== 'failing') return e.state;
   const reason = e.failing_reason;
   const since = `failing since ${when(e.failing_since)} UTC`;
@@ -48,6 +49,10 @@ export async function webhooks() {
             'td',
             { class: 'actions' },
             actionButton({ text: 'Deliveries', label: `Deliveries to ${e.url}` }, () => showDeliveries(e)),
+            actionButton({ text: 'Edit', label: `Change ${e.url}` }, () => startEditing(e)),
+            e.state === 'disabled'
+              ? actionButton({ text: 'Resume', label: `Resume deliveries to ${e.url}` }, () => setEnabled(e, true))
+              : actionButton({ text: 'Pause', label: `Pause deliveries to ${e.url}` }, () => setEnabled(e, false)),
             actionButton({ text: 'Rotate secret', label: `Rotate the secret of ${e.url}` }, () => rotate(e)),
             actionButton({ text: 'Delete', label: `Delete ${e.url}`, danger: true }, () => remove(e)),
           ),
@@ -56,6 +61,16 @@ export async function webhooks() {
       'No endpoints yet.',
     );
     return data;
+  };
+
+  /** The server checks the change as the public PATCH does (URL policy, known event types). */
+  const patch = (e: WebhookEndpoint, change: { url?: string; event_types?: string[]; enabled?: boolean }) =>
+    api<WebhookEndpoint>('PATCH', `/console/v1/webhook-endpoints/${encodeURIComponent(e.id)}`, change);
+
+  const setEnabled = async (e: WebhookEndpoint, enabled: boolean) => {
+    await patch(e, { enabled });
+    showStatus(enabled ? `Resumed ${e.url}: the deliveries that waited go now.` : `Paused ${e.url}: nothing is sent to it, its deliveries wait until you resume it.`);
+    await renderEndpoints();
   };
 
   const rotate = (e: WebhookEndpoint) =>
@@ -173,13 +188,36 @@ export async function webhooks() {
       await renderWatches();
     });
 
+  // One form adds an endpoint, or changes the one being edited (its URL and event types).
   const form = $<HTMLFormElement>('#create-endpoint-form');
+  const eventTypeBoxes = () => [...form.querySelectorAll<HTMLInputElement>('input[name="event_types"]')];
+  let editing: WebhookEndpoint | undefined;
+  const setEditing = (e: WebhookEndpoint | undefined) => {
+    editing = e;
+    $('#create-endpoint-title').textContent = e ? `Change ${e.url}` : 'Add an endpoint';
+    $<HTMLButtonElement>('#create-endpoint-form button[type="submit"]').textContent = e ? 'Save changes' : 'Add endpoint';
+    $('#cancel-edit').hidden = !e;
+    field(form, 'url').value = e?.url ?? '';
+    for (const box of eventTypeBoxes()) box.checked = e ? (e.event_types as readonly string[]).includes(box.value) : box.value === 'profile.changed';
+  };
+  const startEditing = (e: WebhookEndpoint) => {
+    setEditing(e);
+    field(form, 'url').focus();
+  };
+  $('#cancel-edit').addEventListener('click', () => setEditing(undefined));
   form.addEventListener(
     'submit',
     guarded(async (event: Event) => {
       event.preventDefault();
-      const eventTypes = [...form.querySelectorAll<HTMLInputElement>('input[name="event_types"]:checked')].map((box) => box.value);
-      const created = await api<WebhookEndpointWithSecret>('POST', '/console/v1/webhook-endpoints', { url: field(form, 'url').value.trim(), event_types: eventTypes });
+      const change = { url: field(form, 'url').value.trim(), event_types: eventTypeBoxes().filter((box) => box.checked).map((box) => box.value) };
+      if (editing) {
+        const changed = await patch(editing, change);
+        setEditing(undefined);
+        showStatus(`Saved ${changed.url}.`);
+        await renderEndpoints();
+        return;
+      }
+      const created = await api<WebhookEndpointWithSecret>('POST', '/console/v1/webhook-endpoints', change);
       field(form, 'url').value = '';
       // The table first, so the secret shows only once the endpoint is listed too.
       await renderEndpoints();
