@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { KeyMode } from './events';
-import { CACHE_STATUSES, ERRORS_MEANING, idString, isoDateTime, LedgerEntry, LowBalanceThreshold, LedgerResponse, ModeFilter, OperationName, queryInt, RATE_LIMIT_PER_MINUTE_DEFAULT, UsageRow } from './http';
+import { CACHE_STATUSES, ERRORS_MEANING, idString, isoDateTime, KeyRevokeResponse, LedgerEntry, LowBalanceThreshold, LedgerResponse, ModeFilter, OperationName, queryInt, RATE_LIMIT_PER_MINUTE_DEFAULT, UsageRow } from './http';
 import { text } from './text';
 import { Watch, WebhookDelivery, WebhookEndpoint, WebhookEndpointWithSecretResponse } from './webhooks';
 
@@ -129,6 +129,7 @@ export const ConsoleKeyCreated = z.strictObject({
 export const ConsoleKeyRevoked = z.strictObject({
   id: KeyId,
   revoked_at: isoDateTime().meta({ description: 'When the key was revoked (ISO 8601, UTC); revoking it again answers with the first revocation.' }),
+  deleted_watches: KeyRevokeResponse.shape.deleted_watches,
 });
 
 export const OverviewResponse = z.strictObject({

@@ -12,7 +12,7 @@ const credits = z.number().int().nonnegative();
 const watchId = z.string().startsWith('wat_');
 const webhookEndpointId = z.string().startsWith('whep_');
 /** What ended a watch (docs/api.md "Watches"): its own DELETE, or its webhook endpoint's. */
-export const WatchDeletedReason = z.enum(['watch_deleted', 'webhook_endpoint_deleted']);
+export const WatchDeletedReason = z.enum(['watch_deleted', 'webhook_endpoint_deleted', 'key_revoked']);
 export type WatchDeletedReason = z.infer<typeof WatchDeletedReason>;
 
 export const Operation = z.enum(['company', 'domain', 'person_url', 'person_name', 'search']);
@@ -192,7 +192,7 @@ export const EVENT_SCHEMAS = {
     workspace_id: workspaceId,
     reason: WatchDeletedReason.optional().meta({
       default: 'watch_deleted',
-      description: 'What ended the watch: `watch_deleted` (DELETE /v1/watches/{id}) or `webhook_endpoint_deleted` (DELETE of the webhook endpoint it delivered to); absent means `watch_deleted`.',
+      description: 'What ended the watch: `watch_deleted` (DELETE /v1/watches/{id}), `webhook_endpoint_deleted` (DELETE of the webhook endpoint it delivered to) or `key_revoked` (the key that created it was revoked); absent means `watch_deleted`.',
     }),
   }),
   /** The workspace's balance is below a refresh's price: its watches wait (WatchResumed once it is not). */

@@ -363,7 +363,7 @@ function consoleExamples(): Partial<Record<EndpointId, OperationExample>> {
       answer: { id: KEY_ID, key: FULL_KEY, prefix: keySummary.prefix, name: 'CRM sync', rate_limit_per_minute: 600, mode: 'live', created_at: FETCHED_AT, created_by: member.email },
     },
     consoleRenameKey: { params: { id: KEY_ID }, request: { name: 'CRM sync (production)' }, answer: { ...keySummary, name: 'CRM sync (production)', created_by: member.email } },
-    consoleRevokeKey: { params: { id: KEY_ID }, answer: { id: KEY_ID, revoked_at: LATER } },
+    consoleRevokeKey: { params: { id: KEY_ID }, answer: { id: KEY_ID, revoked_at: LATER, deleted_watches: [watch.id] } },
     consoleUsage: { query: DAYS, answer: { data: [usageRow] } },
     consoleLedger: { query: { limit: '50' }, answer: { data: consoleLedger, next: null } },
     consoleRequestStory: {
@@ -444,7 +444,7 @@ function adminExamples(docsUrl: string): Partial<Record<EndpointId, OperationExa
       answer: { id: KEY_ID, key: FULL_KEY, prefix: keySummary.prefix, name: 'CRM sync', rate_limit_per_minute: 600, mode: 'live', created_at: FETCHED_AT },
     },
     adminListKeys: { params: ws, answer: { data: [keySummary] } },
-    adminRevokeKey: { params: { id: KEY_ID }, answer: { id: KEY_ID, revoked_at: LATER } },
+    adminRevokeKey: { params: { id: KEY_ID }, answer: { id: KEY_ID, revoked_at: LATER, deleted_watches: [watch.id] } },
     adminUsage: { params: ws, query: DAYS, answer: { data: [usageRow] } },
     adminLedger: { params: ws, query: { limit: '100' }, answer: { data: ledger, next: null } },
     adminStatement: { params: ws, query: PERIOD, answer: statementTotals, csv: csvOf(STATEMENT_CSV_COLUMNS, exportLines) },

@@ -573,7 +573,13 @@ export const KeySummary = z.strictObject({
 
 export const KeyListResponse = z.strictObject({ data: z.array(KeySummary) });
 
-export const KeyRevokeResponse = z.strictObject({ id: z.string(), revoked_at: isoDateTime() });
+export const KeyRevokeResponse = z.strictObject({
+  id: z.string(),
+  revoked_at: isoDateTime(),
+  deleted_watches: z
+    .array(z.string())
+    .meta({ description: 'The watches the key created, deleted with it (oldest first; each gets `WatchDeleted` with reason `key_revoked`); `[]` when none, or when the key was revoked already.' }),
+});
 
 /** A query-string integer: digits only (query values arrive as strings). */
 export const queryInt = (min: number, max: number) =>

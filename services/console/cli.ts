@@ -104,7 +104,7 @@ async function execute(client: AdminClient, command: Exclude<Command, { kind: 'h
     }
     case 'key.revoke': {
       const answer = await client.revokeKey(command.keyId);
-      return { raw: answer, text: `revoked ${answer.id} at ${answer.revoked_at}` };
+      return { raw: answer, text: `revoked ${answer.id} at ${answer.revoked_at}${answer.deleted_watches.length > 0 ? `; deleted its watches ${answer.deleted_watches.join(', ')}` : ''}` };
     }
     case 'usage': {
       const { data } = await client.usage(command.workspaceId, { key_id: command.keyId, from: command.from, to: command.to });

@@ -27,13 +27,14 @@ export class Keys {
   }
 
   /**
-   * Revoked in the log (once: revoking again answers with the first revocation), then marked for
-   * every instance. `ofWorkspace`: only a key of that workspace (the console's scope).
+   * Revoked in the log (once: revoking again answers with the first revocation), with the watches
+   * the key created, then marked for every instance. `ofWorkspace`: only a key of that workspace
+   * (the console's scope).
    */
-  async revoke(keyId: string, ofWorkspace?: string): Promise<{ id: string; revoked_at: string }> {
-    await revokeKey(this.store, keyId, ofWorkspace);
+  async revoke(keyId: string, ofWorkspace?: string): Promise<{ id: string; revoked_at: string; deleted_watches: string[] }> {
+    const { deletedWatches } = await revokeKey(this.store, keyId, ofWorkspace);
     await this.authenticator.revoked(keyId);
-    return { id: keyId, revoked_at: (await keyRevokedAt(this.store.sql, keyId))! };
+    return { id: keyId, revoked_at: (await keyRevokedAt(this.store.sql, keyId))!, deleted_watches: deletedWatches };
   }
 
   async rename(workspaceId: string, keyId: string, name: string | null, actor: string): Promise<void> {

@@ -1,11 +1,11 @@
 import { ApiError } from '../../contracts/errors';
-import { newEvent, streams, type Operation, type WatchDeletedReason } from '../../contracts/events';
+import { newEvent, streams, type Operation } from '../../contracts/events';
 import { WATCH_INTERVALS, type WatchCreateRequest, type WatchInterval } from '../../contracts/webhooks';
 import { claimOneByOne } from '../common/claim-one-by-one';
 import { newRequestId, newWatchId } from '../common/ids';
 import type { Logger } from '../common/log';
 import { startPollLoop, type PollLoop } from '../common/poll-loop';
-import type { EventStore, StoreTransaction } from '../eventstore/event-store';
+import type { EventStore } from '../eventstore/event-store';
 import { successPrice } from '../ledger/pricing';
 import type { ReadModels } from '../read-models/read-models';
 import { recordWatchesDeleted, recordWatchRefresh } from '../metrics/metrics';
@@ -13,6 +13,7 @@ import { aliases, companyAlias, personAlias } from '../lookup/aliases';
 import type { Caller, LookupResult, LookupService } from '../lookup/lookup-service';
 import { parseCompanyReference, parseDomain, parsePersonReference } from '../lookup/references';
 import { WebhookStore } from '../webhooks/webhook-store';
+import { deleteWatches } from './delete-watches';
 import { detectProfileChange } from './profile-change';
 
 /** A paused watch looks at its workspace's balance this often (free) to resume by itself. */
@@ -113,6 +114,10 @@ export class WatchService {
         caller.workspaceId,
       ]);
       if (endpoints.length === 0) throw new ApiError('not_found', { reason: 'no_webhook_endpoint', message: 'No such webhook endpoint in this workspace.' });
+      // FOR SHARE too: a revocation meanwhile (revoke-key.ts, which deletes the key's watches) waits
+      // for this watch, or this refuses the key as admission would have.
+      const { rows: keys } = await tx.sql.query('SELECT 1 FROM api_keys WHERE id = $1 AND revoked_at IS NULL FOR SHARE', [caller.keyId]);
+      if (keys.length === 0) throw new ApiError('unauthorized');
       const { rows } = await tx.sql.query<WatchRow>(
         `INSERT INTO watches (id, workspace_id, key_id, operation, body, every, webhook_endpoint_id, next_run_at, content_hash, data)
          VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7, $8::timestamptz, $9, $10::jsonb) RETURNING *`,
@@ -349,18 +354,4 @@ export async function deleteWebhookEndpoint(store: EventStore, workspaceId: stri
   });
   if (deleted) recordWatchesDeleted('webhook_endpoint_deleted', deleted.deletedWatches.length);
   return deleted;
-}
-
-/**
- * The one way a watch ends: its row leaves the schedule and its stream gets WatchDeleted, saying
- * why. One watch by id (its own DELETE), or all of an endpoint's. Returns the ids, oldest first.
- */
-async function deleteWatches(tx: StoreTransaction, workspaceId: string, which: { watchId: string } | { endpointId: string }): Promise<string[]> {
-  const [column, value, reason]: [string, string, WatchDeletedReason] =
-    'watchId' in which ? ['id', which.watchId, 'watch_deleted'] : ['webhook_endpoint_id', which.endpointId, 'webhook_endpoint_deleted'];
-  const { rows } = await tx.sql.query<{ id: string }>(`UPDATE watches SET deleted_at = now() WHERE ${column} = $1 AND workspace_id = $2 AND deleted_at IS NULL RETURNING id`, [value, workspaceId]);
-  // Watch ids are ULIDs: sorted, they are in the order the watches were created.
-  const ids = rows.map((r) => r.id).sort();
-  for (const id of ids) await tx.append(streams.watch(id), [newEvent('WatchDeleted', { watch_id: id, workspace_id: workspaceId, reason })]);
-  return ids;
 }

@@ -35,6 +35,29 @@ describe('200 and 201', () => {
   });
 });
 
+describe('200: revoking a key ends its watches', () => {
+  it('the watches the key created are deleted with it (WatchDeleted, reason key_revoked), not those of the other keys; revoking again deletes none', async () => {
+    const owner = await t.keyed();
+    const otherKey = (await t.call('POST', `/admin/v1/workspaces/${owner.workspaceId}/keys`, { headers: admin, body: { name: 'other' } })).json();
+    const other = { headers: { authorization: `Bearer ${otherKey.key}` } };
+    const endpoint = (await t.call('POST', '/v1/webhook-endpoints', { headers: owner.headers, body: { url: 'https://hooks.example.com/revoke', event_types: ['profile.changed'] } })).json().data;
+    const watchOf = async (headers: Record<string, string>, url: string) =>
+      (await t.call('POST', '/v1/watches', { headers, body: { operation: 'company', body: { url }, every: '1d', webhook_endpoint_id: endpoint.id } })).json().data.id as string;
+    const ownerWatches = [await watchOf(owner.headers, 'acme-robotics'), await watchOf(owner.headers, 'globex')];
+    const kept = await watchOf(other.headers, 'initech');
+
+    const revoked = await t.call('POST', `/admin/v1/keys/${owner.keyId}/revoke`, { headers: admin });
+    expect(revoked.statusCode, revoked.body).toBe(200);
+    expect(revoked.json()).toEqual({ id: owner.keyId, revoked_at: expect.any(String), deleted_watches: ownerWatches });
+    expect((await t.call('GET', '/v1/watches', { headers: other.headers })).json().data.map((w: { id: string }) => w.id)).toEqual([kept]);
+    for (const id of ownerWatches) {
+      expect((await t.store.readStream(`watch-${id}`)).map((e) => [e.type, (e.data as { reason?: string }).reason])).toEqual([['WatchCreated', undefined], ['WatchDeleted', 'key_revoked']]);
+    }
+    const again = await t.call('POST', `/admin/v1/keys/${owner.keyId}/revoke`, { headers: admin });
+    expect(again.json()).toEqual({ id: owner.keyId, revoked_at: revoked.json().revoked_at, deleted_watches: [] });
+  });
+});
+
 describe('400', () => {
   it('a bad id, query or body', async () => {
     const ws = await t.workspaces.create({ name: 'bad input' });

@@ -93,9 +93,10 @@ describe.runIf(serverUrl('postgres'))('watch schedule on PostgreSQL, two instanc
     const accounts = accountsOf(a.store);
     const ws = await accounts.workspaces.create({ name: 'watch schedule', credits: 100 });
     const endpoint = await new WebhookStore(a.store.sql).create(ws.id, { url: 'https://hooks.example.com/in', event_types: ['profile.changed'] });
+    const key = await accounts.keys.create(ws.id, { name: 'watches' });
     const ids: string[] = [];
     for (let i = 0; i < WATCHES; i++) {
-      const watch = await a.watches.create({ workspaceId: ws.id, keyId: 'key_watchschedule' }, { operation: 'company', body: { url: 'acme-robotics' }, every: '1d', webhook_endpoint_id: endpoint.id });
+      const watch = await a.watches.create({ workspaceId: ws.id, keyId: key.id }, { operation: 'company', body: { url: 'acme-robotics' }, every: '1d', webhook_endpoint_id: endpoint.id });
       ids.push(watch.id);
     }
     await a.store.sql.query('UPDATE watches SET next_run_at = $1::timestamptz WHERE workspace_id = $2', [now.toISOString(), ws.id]);
@@ -120,5 +121,19 @@ describe.runIf(serverUrl('postgres'))('watch schedule on PostgreSQL, two instanc
     expect(charges.map((c) => c.request_id).sort()).toEqual(watches.map((w) => w.last_request_id).sort());
     expect(entries.filter((entry) => entry.type === 'LookupRefunded')).toEqual([]);
     expect(await accounts.reads.balance(ws.id)).toBe(100 - WATCHES);
+  });
+
+  it('a watch created with a key revoked meanwhile (after its admission) is refused, so no watch outlives its key', async () => {
+    const a = instance((inner) => inner);
+    const accounts = accountsOf(a.store);
+    const ws = await accounts.workspaces.create({ name: 'watch of a revoked key', credits: 100 });
+    const endpoint = await new WebhookStore(a.store.sql).create(ws.id, { url: 'https://hooks.example.com/in', event_types: ['profile.changed'] });
+    const key = await accounts.keys.create(ws.id, { name: 'leaked' });
+    // The call was admitted with the key; the revocation commits before the watch is written.
+    expect(await accounts.keys.revoke(key.id)).toMatchObject({ deleted_watches: [] });
+
+    const created = a.watches.create({ workspaceId: ws.id, keyId: key.id }, { operation: 'company', body: { url: 'acme-robotics' }, every: '1d', webhook_endpoint_id: endpoint.id });
+    await expect(created).rejects.toMatchObject({ code: 'unauthorized', status: 401 });
+    expect((await a.store.sql.query('SELECT id FROM watches WHERE workspace_id = $1', [ws.id])).rows).toEqual([]);
   });
 });

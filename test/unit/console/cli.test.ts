@@ -59,11 +59,18 @@ describe('the admin CLI', () => {
   });
 
   it('prints the raw answer with --json', async () => {
-    handler = () => ({ status: 200, body: { id: 'key_1', revoked_at: '2025-01-01T00:00:00.000Z' } });
+    handler = () => ({ status: 200, body: { id: 'key_1', revoked_at: '2025-01-01T00:00:00.000Z', deleted_watches: [] } });
     const { code, stdout } = await cli('key', 'revoke', 'key_1', '--json');
     expect(code).toBe(0);
-    expect(JSON.parse(stdout)).toEqual({ id: 'key_1', revoked_at: '2025-01-01T00:00:00.000Z' });
+    expect(JSON.parse(stdout)).toEqual({ id: 'key_1', revoked_at: '2025-01-01T00:00:00.000Z', deleted_watches: [] });
     expect(seen[0]).toMatchObject({ method: 'POST', url: '/admin/v1/keys/key_1/revoke', body: '' });
+  });
+
+  it('says which watches went with a revoked key', async () => {
+    handler = () => ({ status: 200, body: { id: 'key_1', revoked_at: '2025-01-01T00:00:00.000Z', deleted_watches: ['wat_1', 'wat_2'] } });
+    expect((await cli('key', 'revoke', 'key_1')).stdout).toBe('revoked key_1 at 2025-01-01T00:00:00.000Z; deleted its watches wat_1, wat_2\n');
+    handler = () => ({ status: 200, body: { id: 'key_1', revoked_at: '2025-01-01T00:00:00.000Z', deleted_watches: [] } });
+    expect((await cli('key', 'revoke', 'key_1')).stdout).toBe('revoked key_1 at 2025-01-01T00:00:00.000Z\n');
   });
 
   it('prints an API error as code: message and exits 1', async () => {

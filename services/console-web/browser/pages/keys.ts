@@ -34,10 +34,15 @@ export async function keys() {
   };
   const revoke = (k: Key) =>
     ifConfirmed(
-      { title: 'Revoke this key?', text: `${k.name ?? 'The key'} (${k.prefix}…) stops working at once, for every caller. This cannot be undone.`, confirm: 'Revoke' },
+      {
+        title: 'Revoke this key?',
+        text: `${k.name ?? 'The key'} (${k.prefix}…) stops working at once, for every caller, and the watches it created are deleted (their refreshes are calls made with it). This cannot be undone.`,
+        confirm: 'Revoke',
+      },
       async () => {
-        await api('POST', `/console/v1/keys/${encodeURIComponent(k.id)}/revoke`);
-        showStatus(`Revoked ${k.prefix}…`);
+        const revoked = await api<{ deleted_watches: string[] }>('POST', `/console/v1/keys/${encodeURIComponent(k.id)}/revoke`);
+        const watches = revoked.deleted_watches.length;
+        showStatus(`Revoked ${k.prefix}…${watches > 0 ? `, and deleted the ${watches === 1 ? 'watch' : `${watches} watches`} it created` : ''}.`);
         await render();
       },
     );
