@@ -145,7 +145,12 @@ export const consoleRoutes = fp<{ accounts: ReturnType<typeof consoleAccounts> }
         return { ...key, created_by: creators.get(params.id) ?? null };
       });
 
-      route(scope, 'consoleRevokeKey', async ({ req, params }) => keys.revoke(params.id, member(req).workspaceId));
+      route(scope, 'consoleRevokeKey', async ({ req, params }) => {
+        const { workspaceId, memberId } = member(req);
+        const revoked = await keys.revoke(params.id, workspaceId);
+        req.log.info({ key_id: revoked.id, member_id: memberId, deleted_watches: revoked.deleted_watches }, 'key revoked in the console, with the watches it created');
+        return revoked;
+      });
 
       route(scope, 'consoleUsage', async ({ req, query }) => {
         const { workspaceId } = member(req);

@@ -60,7 +60,11 @@ export const adminRoutes = fp(
 
     route(app, 'adminListKeys', async ({ params }) => ({ data: await keys.list(params.id) }));
 
-    route(app, 'adminRevokeKey', async ({ params }) => keys.revoke(params.id));
+    route(app, 'adminRevokeKey', async ({ req, params }) => {
+      const revoked = await keys.revoke(params.id);
+      req.log.info({ key_id: revoked.id, deleted_watches: revoked.deleted_watches }, 'key revoked by the operator, with the watches it created');
+      return revoked;
+    });
 
     route(app, 'adminUsage', async ({ params, query }) => ({
       data: await readModels.usage(params.id, { keyId: query.key_id, from: query.from, to: query.to, modes: modesShown(query.mode) }),
