@@ -13,10 +13,16 @@ export function registerHookRoutes(scope: FastifyInstance, services: { webhooks:
   const { webhooks, watches } = services;
   const member = (req: FastifyRequest): SessionMember => req.signedIn!.member;
 
+  /** An endpoint as the console shows it: a failing one with why (its given-up delivery's last attempt). */
+  const withFailingReason = <E extends { id: string; state: string }>(e: E, reasons: Awaited<ReturnType<WorkspaceWebhooks['failingReasons']>>) => ({
+    ...e,
+    failing_reason: e.state === 'failing' ? (reasons.get(e.id) ?? null) : null,
+  });
+
   route(scope, 'consoleListWebhookEndpoints', async ({ req }) => {
     const { workspaceId } = member(req);
     const [endpoints, reasons] = await Promise.all([webhooks.list(workspaceId), webhooks.failingReasons(workspaceId)]);
-    return { data: endpoints.map((e) => ({ ...e, failing_reason: e.state === 'failing' ? (reasons.get(e.id) ?? null) : null })) };
+    return { data: endpoints.map((e) => withFailingReason(e, reasons)) };
   });
 
   route(scope, 'consoleCreateWebhookEndpoint', async ({ req, body }) => {
@@ -37,8 +43,7 @@ export function registerHookRoutes(scope: FastifyInstance, services: { webhooks:
     const { workspaceId, memberId } = member(req);
     const updated = await webhooks.update(workspaceId, params.id, body);
     req.log.info({ endpoint_id: updated.id, member_id: memberId, changed: Object.keys(body), state: updated.state }, 'webhook endpoint changed in the console');
-    const reason = updated.state === 'failing' ? ((await webhooks.failingReasons(workspaceId)).get(updated.id) ?? null) : null;
-    return { ...updated, failing_reason: reason };
+    return withFailingReason(updated, await webhooks.failingReasons(workspaceId));
   });
 
   route(scope, 'consoleRotateWebhookSecret', async ({ req, params }) => {

@@ -198,7 +198,8 @@ export async function webhooks() {
     $<HTMLButtonElement>('#create-endpoint-form button[type="submit"]').textContent = e ? 'Save changes' : 'Add endpoint';
     $('#cancel-edit').hidden = !e;
     field(form, 'url').value = e?.url ?? '';
-    for (const box of eventTypeBoxes()) box.checked = e ? (e.event_types as readonly string[]).includes(box.value) : box.value === 'profile.changed';
+    // Not editing: the boxes as the page first had them.
+    for (const box of eventTypeBoxes()) box.checked = e ? (e.event_types as readonly string[]).includes(box.value) : box.defaultChecked;
   };
   const startEditing = (e: WebhookEndpoint) => {
     setEditing(e);
