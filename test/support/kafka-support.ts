@@ -127,7 +127,7 @@ export class DedicatedBroker {
     );
     // The shared broker may be someone else's, so this clone may not have fetched the jars yet.
     ensureKafkaLib();
-    const format = spawnSync('java', javaArgs('kafka.tools.StorageTool', 'format', '-t', randomBytes(16).toString('base64url'), '-c', configPath), {
+    const format = spawnSync('java', javaArgs('kafka.tools.StorageTool', 'format', '-t', newClusterId(), '-c', configPath), {
       encoding: 'utf8',
     });
     if (format.status !== 0) throw new Error(`kafka storage format failed: ${format.stdout}${format.stderr}`);
@@ -179,4 +179,16 @@ export class DedicatedBroker {
 
 function javaArgs(mainClass: string, ...args: string[]): string[] {
   return ['-Xmx384m', `-Dlog4j.configuration=file:${join(KAFKA_DIR, 'log4j.properties')}`, '-cp', `${join(KAFKA_DIR, 'lib')}/*`, mainClass, ...args];
+}
+
+/**
+ * A random cluster id as Kafka makes them: 16 bytes in base64url, never starting with '-' (one in
+ * 64 would, and the storage tool would read it as an option: "argument --cluster-id: expected one
+ * argument", which failed a CI run).
+ */
+function newClusterId(): string {
+  for (;;) {
+    const id = randomBytes(16).toString('base64url');
+    if (!id.startsWith('-')) return id;
+  }
 }
