@@ -1,4 +1,5 @@
 import { newEvent, streams, type KeyMode } from '../../contracts/events';
+import type { KeyRevokeResponse } from '../../contracts/http';
 import type { EventStore } from '../eventstore/event-store';
 import { getWorkspace, keyRevokedAt, listKeys } from '../read-models/queries';
 import type { KeyAuthenticator } from './authenticator';
@@ -31,7 +32,7 @@ export class Keys {
    * the key created, then marked for every instance. `ofWorkspace`: only a key of that workspace
    * (the console's scope).
    */
-  async revoke(keyId: string, ofWorkspace?: string): Promise<{ id: string; revoked_at: string; deleted_watches: string[] }> {
+  async revoke(keyId: string, ofWorkspace?: string): Promise<KeyRevokeResponse> {
     const { deletedWatches } = await revokeKey(this.store, keyId, ofWorkspace);
     await this.authenticator.revoked(keyId);
     return { id: keyId, revoked_at: (await keyRevokedAt(this.store.sql, keyId))!, deleted_watches: deletedWatches };

@@ -2,6 +2,7 @@ import type { z } from 'zod';
 import type {
   ConsoleKeyCreated,
   ConsoleKeyList,
+  ConsoleKeyRevoked,
   ConsoleLedgerResponse,
   ConsoleRequestStory,
   ConsoleUsageResponse,
@@ -24,6 +25,7 @@ export type Session = z.infer<typeof SessionResponse>;
 export type Overview = z.infer<typeof OverviewResponse>;
 export type Key = z.infer<typeof ConsoleKeyList>['data'][number];
 export type KeyCreated = z.infer<typeof ConsoleKeyCreated>;
+export type KeyRevoked = z.infer<typeof ConsoleKeyRevoked>;
 export type UsageRow = z.infer<typeof ConsoleUsageResponse>['data'][number];
 export type LedgerPage = z.infer<typeof ConsoleLedgerResponse>;
 export type RequestStory = z.infer<typeof ConsoleRequestStory>;

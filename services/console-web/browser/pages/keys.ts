@@ -1,4 +1,4 @@
-import { api, type Key, type KeyCreated } from '../api';
+import { api, type Key, type KeyCreated, type KeyRevoked } from '../api';
 import { $, actionButton, cell, copy, el, field, fillBody, guarded, ifConfirmed, showStatus, when } from '../dom';
 import { keyLabel, loadKeys } from '../keys';
 
@@ -40,7 +40,7 @@ export async function keys() {
         confirm: 'Revoke',
       },
       async () => {
-        const revoked = await api<{ deleted_watches: string[] }>('POST', `/console/v1/keys/${encodeURIComponent(k.id)}/revoke`);
+        const revoked = await api<KeyRevoked>('POST', `/console/v1/keys/${encodeURIComponent(k.id)}/revoke`);
         const watches = revoked.deleted_watches.length;
         showStatus(`Revoked ${k.prefix}…${watches > 0 ? `, and deleted the ${watches === 1 ? 'watch' : `${watches} watches`} it created` : ''}.`);
         await render();
