@@ -70,7 +70,9 @@ describe.skipIf(!available)('Redis adapters when Redis dies', () => {
         (e: unknown) => e,
       );
       expect(err).toBeInstanceOf(LimiterUnavailableError);
-      expect(reconnectAttempts).toBe(attemptsBefore);
+      // The first reconnect comes 50 ms after the loss: on a loaded machine one may start while a
+      // call's rejection is on its way, but a call never waits for a second one.
+      expect(reconnectAttempts - attemptsBefore).toBeLessThanOrEqual(1);
     };
     // A burst, as under load: each call fails on its own, nothing piles up.
     await Promise.all(Array.from({ length: 50 }, () => unavailable(() => limiter.take('k', 10))));
