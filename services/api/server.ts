@@ -8,6 +8,7 @@ import { createPgSql } from '../eventstore/sql-pg';
 import { createPgliteSql } from '../eventstore/sql-pglite';
 import { startSubscription, type RunningSubscription } from '../eventstore/subscription';
 import { createSqlIdempotencyStore } from '../idempotency/sql-idempotency-store';
+import { withReleaseRetries } from '../idempotency/release-retries';
 import { Keys } from '../keys/keys';
 import { Ledger } from '../ledger/ledger';
 import { ReadModels } from '../read-models/read-models';
@@ -168,7 +169,9 @@ export async function startServer(config: Config): Promise<RunningServer> {
     }
     closers.push(() => limits.rateLimiter.close(), () => limits.slots.close());
 
-    const idempotency = createSqlIdempotencyStore(sql, { lockTtlMs: config.idempotencyLockTtlMs });
+    const idempotency = withReleaseRetries(createSqlIdempotencyStore(sql, { lockTtlMs: config.idempotencyLockTtlMs }), log);
+    // Before the database closes (like the ledger's refunds): claims not released yet get a last chance.
+    closers.push(() => idempotency.stop());
     const purge = setInterval(() => void idempotency.purgeExpired().catch((err: unknown) => log.warn({ err }, 'purging expired idempotency records failed')), PURGE_EVERY_MS);
     purge.unref();
     closers.push(async () => clearInterval(purge));

@@ -54,12 +54,12 @@ export async function answerOnce(
     return reply.status(response.status).headers(response.headers).send(response.body);
   } finally {
     shedder.leave();
-    // Cleanup never replaces the answer already decided: a failure is only logged. An
-    // Idempotency-Key not abandoned runs anew after IDEMPOTENCY_LOCK_TTL_MS.
+    // Cleanup never replaces the answer already decided: a failure is only logged, and the store
+    // retries the release in the background (release-retries.ts).
     if (token !== undefined) {
       await deps.idempotency
         .abandon(scope, idempotencyKey!, token)
-        .catch((err) => req.log.warn({ err }, 'Idempotency-Key not abandoned; it runs anew once its lock lapses'));
+        .catch((err) => req.log.warn({ err }, 'Idempotency-Key not released now; the release is retried in the background'));
     }
   }
 }

@@ -1,12 +1,13 @@
 import { backgroundLogger, type Logger } from '../common/log';
+import { OutageRetrier } from '../common/outage-retrier';
 import type { EventStore } from '../eventstore/event-store';
+import { isDatabaseUnreachable } from '../eventstore/unavailable';
 import { BatchingWriter } from './batching-writer';
 import { charge, type ChargeCommand, type ChargeResult } from './commands/charge';
 import { grantCredits } from './commands/grant-credits';
 import { recordUncharged } from './commands/record-uncharged';
 import { refundAbandonedCharges, settle, type SettleCommand, type SettleResult } from './commands/settle';
 import { voidCharge, type VoidCommand, type VoidResult } from './commands/void-charge';
-import { RefundRetrier } from './refund-retrier';
 
 // The facade's vocabulary, for the API and the lookup service.
 export type { ChargeCommand, ChargeResult } from './commands/charge';
@@ -21,7 +22,12 @@ export { BalanceLimitError, UnknownWorkspaceError } from './errors';
  */
 export class Ledger {
   private readonly writer: BatchingWriter;
-  private readonly refunds: RefundRetrier;
+  /**
+   * Refunds owed at once but not writable while the database is out of reach: written within about
+   * a second of it answering again, by this instance. If the process dies first, the abandoned-charge
+   * sweeper of any instance refunds them later; every attempt is safe to repeat.
+   */
+  private readonly refunds: OutageRetrier<VoidCommand>;
 
   constructor(
     private readonly store: EventStore,
@@ -29,12 +35,25 @@ export class Ledger {
   ) {
     this.writer = new BatchingWriter(store);
     const log = options.logger ?? backgroundLogger();
-    this.refunds = new RefundRetrier(async (cmd) => {
-      const { kept } = await this.voidCharge(cmd);
-      // Only when a settle with a partial refund committed though its caller never heard: the
-      // one refund a charge may have is spent, so this difference to the answer stays.
-      if (kept > 0) log.error({ request_id: cmd.requestId, workspace_id: cmd.workspaceId, kept }, 'a call answered "nothing charged" keeps credits');
-    }, log);
+    this.refunds = new OutageRetrier<VoidCommand>({
+      idOf: (cmd) => cmd.requestId,
+      attempt: async (cmd) => {
+        const { kept } = await this.voidCharge(cmd);
+        // Only when a settle with a partial refund committed though its caller never heard: the
+        // one refund a charge may have is spent, so this difference to the answer stays.
+        if (kept > 0) log.error({ request_id: cmd.requestId, workspace_id: cmd.workspaceId, kept }, 'a call answered "nothing charged" keeps credits');
+      },
+      isOutage: isDatabaseUnreachable,
+      logger: log,
+      fieldsOf: (cmd) => ({ request_id: cmd.requestId, workspace_id: cmd.workspaceId }),
+      messages: {
+        notTaken: 'refund not retried here; the abandoned-charge sweeper will make it',
+        waiting: 'refunds wait for the database',
+        caughtUp: 'refunds owed during the database outage are written',
+        failed: 'refund failed; left to the abandoned-charge sweeper',
+        stoppedWithPending: 'stopping with refunds unwritten; the abandoned-charge sweeper will make them',
+      },
+    });
   }
 
   /** Writes the refunds still owed (bounded wait); what cannot be written is left to the sweeper. */

@@ -155,8 +155,8 @@ describe.skipIf(!redisUrl || !available)('pg_auto_failover drills under load', (
     expect(instances.every(alive), instances.map((i) => i.output()).join('\n')).toBe(true);
     expect(answers.filter((a) => a.dropped).map((a) => a.dropped), 'connections dropped without an answer').toEqual([]);
     // A 503's Idempotency-Key is released as it is answered; when that write cannot reach a database
-    // either, the key stays claimed until its lock lapses, and the one immediate retry of that key
-    // may get 409 idempotency_key_in_use (retryable, never charged: docs/api.md "Idempotency").
+    // either, the release is retried in the background, and the one immediate retry of that key may
+    // come first and get 409 idempotency_key_in_use (retryable, never charged: docs/api.md "Idempotency").
     const answered503 = new Set(answers.filter((a) => a.key && a.answer?.status === 503).map((a) => a.key));
     const keyStillClaimed = (a: Answer) =>
       a.answer!.status === 409 && a.answer!.body?.error?.code === 'idempotency_key_in_use' && answered503.has(a.key) && a.answer!.body?.meta?.credits_charged === 0;

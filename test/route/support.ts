@@ -11,6 +11,8 @@ import { EventStore } from '../../services/eventstore/event-store';
 import { migrate } from '../../services/eventstore/migrate';
 import { createPgliteSql } from '../../services/eventstore/sql-pglite';
 import { createSqlIdempotencyStore } from '../../services/idempotency/sql-idempotency-store';
+import { withReleaseRetries } from '../../services/idempotency/release-retries';
+import { backgroundLogger } from '../../services/common/log';
 import { Ledger } from '../../services/ledger/ledger';
 import { Keys } from '../../services/keys/keys';
 import { ReadModels } from '../../services/read-models/read-models';
@@ -78,6 +80,7 @@ export async function startRouteApp(
     : { rateLimiter: createMemoryRateLimiter(), slots: createMemoryConcurrencySlots({ leaseMs: config.concurrencyLeaseMs }), keyAdmission: undefined };
   const workspaces = new Workspaces(store);
   const keys = new Keys(store, authenticator);
+  const idempotency = withReleaseRetries(createSqlIdempotencyStore(sql, { lockTtlMs: config.idempotencyLockTtlMs }), backgroundLogger(config.logLevel));
   const app = await buildApp({
     config,
     store,
@@ -99,7 +102,7 @@ export async function startRouteApp(
     rateLimiter,
     slots,
     keyAdmission,
-    idempotency: createSqlIdempotencyStore(sql, { lockTtlMs: config.idempotencyLockTtlMs }),
+    idempotency,
     ...options.deps,
   });
   await app.ready();
@@ -131,6 +134,7 @@ export async function startRouteApp(
       await rateLimiter.close();
       await slots.close();
       if (redis) await closeRedisConnection(redis);
+      await idempotency.stop();
       await ledger.close();
       await sandbox.close();
       await sql.close();
