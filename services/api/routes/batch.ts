@@ -39,6 +39,9 @@ async function runBatch(app: FastifyInstance, req: FastifyRequest, reply: Fastif
   const docsUrl = docsUrlFor(deps.config, req);
   const order = new ChargeOrder(items.length);
   const slots = new BatchSlots(deps.slots, slotScope(key), key.maxConcurrency);
+  // The balance each item's last ledger write left, in the order they finish: the last one is the
+  // balance after the batch, as a single call answers the balance after its own write.
+  let balanceAfterLastItem: number | undefined;
 
   const runItem = async (item: BatchItem, plan: ItemPlan<LookupCall>, index: number): Promise<ItemResult> => {
     if (plan.kind !== 'run') {
@@ -51,9 +54,12 @@ async function runBatch(app: FastifyInstance, req: FastifyRequest, reply: Fastif
       return slot !== null;
     });
     try {
-      return itemSuccess(item, await plan.call({ requestId: item.requestId, workspaceId: key.workspaceId, keyId: key.keyId, mode: key.mode, turn }));
+      const result = await plan.call({ requestId: item.requestId, workspaceId: key.workspaceId, keyId: key.keyId, mode: key.mode, turn });
+      balanceAfterLastItem = result.billing.balance;
+      return itemSuccess(item, result);
     } catch (err) {
       const error = toApiError(err, 'apiKey');
+      if (typeof error.billing?.balance === 'number') balanceAfterLastItem = error.billing.balance;
       logItemFailure(req, item, error, err);
       return itemError(item, error, docsUrl);
     } finally {
@@ -66,12 +72,15 @@ async function runBatch(app: FastifyInstance, req: FastifyRequest, reply: Fastif
   const results = await Promise.all(items.map((item, index) => runItem(item, plans[index]!, index)));
   for (const result of results) recordBatchItem(result.operation, result.status);
   const charged = batchCharged(results);
-  // The answer goes out without the balance rather than not at all (the database may be away):
-  // each item still says what it cost.
-  const remaining = await deps.readModels.balance(key.workspaceId).catch((err: unknown) => {
-    req.log.warn({ err }, 'balance unreadable for the batch answer');
-    return null;
-  });
+  // Read only when no item reached the ledger (all refused before their charge). The answer goes
+  // out without the balance rather than not at all (the database may be away): each item still
+  // says what it cost.
+  const remaining =
+    balanceAfterLastItem ??
+    (await deps.readModels.balance(key.workspaceId).catch((err: unknown) => {
+      req.log.warn({ err }, 'balance unreadable for the batch answer');
+      return null;
+    }));
   return {
     status: 200,
     headers: { 'x-request-id': req.id, 'x-credits-charged': String(charged), ...(remaining === null ? {} : { 'x-credits-remaining': String(remaining) }) },
