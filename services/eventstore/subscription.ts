@@ -18,6 +18,13 @@ export interface SubscriptionHandler {
    * the service's own thread, and most of the log (a hit's two events) concerns few handlers.
    */
   readonly eventTypes?: readonly string[];
+  /**
+   * With `eventTypes`: a further SQL condition on the row `events` an event must meet to be read
+   * whole (the others move the checkpoint unread), for a handler that acts on few of a type.
+   */
+  readonly readWhere?: string;
+  /** With `eventTypes`: what of each event the handler reads (default both); the rest comes empty. */
+  readonly reads?: { data: boolean; metadata: boolean };
   handle(tx: TransactionExecutor, events: RecordedEvent[]): Promise<void>;
 }
 
@@ -74,7 +81,7 @@ export async function processBatch(
     // Its own statement, after the lock: read in the same one, the checkpoint could predate the
     // commit of the instance that held the lock a moment ago.
     const checkpoint = await readCheckpointIn(tx, handler.name);
-    const page = await readPage(tx, checkpoint, batchSize, handler.eventTypes);
+    const page = await readPage(tx, checkpoint, batchSize, handler);
     if (page.scanned === 0 || !page.last) return { kind: 'idle' } as const;
     if (page.events.length > 0) await handler.handle(tx, page.events);
     writeCheckpointIn(tx, handler.name, page.last);
@@ -83,8 +90,9 @@ export async function processBatch(
 }
 
 /** The next page after the checkpoint: every event, or only those of the handler's types read whole. */
-async function readPage(tx: TransactionExecutor, after: Checkpoint, limit: number, types: readonly string[] | undefined): Promise<TypedPage> {
-  if (types !== undefined) return readTypedPageIn(tx, after, limit, types);
+async function readPage(tx: TransactionExecutor, after: Checkpoint, limit: number, handler: SubscriptionHandler): Promise<TypedPage> {
+  const types = handler.eventTypes;
+  if (types !== undefined) return readTypedPageIn(tx, after, limit, { types, where: handler.readWhere, ...handler.reads });
   const events = await readAllIn(tx, after, limit);
   const last = events[events.length - 1];
   return { events, scanned: events.length, last: last && { transactionId: last.transactionId, position: last.position } };
