@@ -48,6 +48,10 @@ export function balanceAlertsHandler(store: EventStore, options: { consoleUrl: (
   return {
     name: 'balance-alerts',
     eventTypes: BALANCE_EVENT_TYPES,
+    // Only the moves of workspaces with a threshold are read: most have none, and reading every
+    // charge of the log cost more CPU than appending it (docs/performance.md, issue 24).
+    readWhere: "events.data->>'workspace_id' IN (SELECT workspace_id FROM balance_alerts WHERE low_balance_threshold IS NOT NULL)",
+    reads: { data: true, metadata: false },
     async handle(tx: TransactionExecutor, events: RecordedEvent[]) {
       // A test call's charge of 0 is no crossing, even while the balance sits below the threshold.
       const moves = events.filter((e) => opensOrMovesBalance(e) && !isTestCall(e.data as { mode?: KeyMode }));
