@@ -11,31 +11,30 @@ export const endedInError = (completed: Pick<EventData<'LookupCompleted'>, 'outc
 const USAGE_EVENT_TYPES = ['LookupCompleted', 'LookupCharged', 'LookupRefunded'] as const;
 
 /**
- * Usage per key per UTC day per operation, summed in PostgreSQL from the events at `$1`
- * (positions): the service never reads their data. The audit replays the same sums on its own
- * (services/audit/audit.ts usageContribution).
+ * Usage per key per UTC day per operation, and each key's last call (its latest completion),
+ * summed in PostgreSQL from the events at `$1` (positions) in one pass: the service never reads
+ * their data. The audit replays the same sums on its own (services/audit/audit.ts usageContribution).
  */
 const ADD_USAGE = `
-  INSERT INTO usage_daily (workspace_id, day, key_id, operation, calls, credits_charged, credits_refunded, errors)
-  SELECT data->>'workspace_id', (recorded_at AT TIME ZONE 'UTC')::date, data->>'key_id', data->>'operation',
-         count(*) FILTER (WHERE type = 'LookupCompleted'),
-         coalesce(sum((data->>'credits')::bigint) FILTER (WHERE type = 'LookupCharged'), 0),
-         coalesce(sum((data->>'credits')::bigint) FILTER (WHERE type = 'LookupRefunded'), 0),
-         count(*) FILTER (WHERE type = 'LookupCompleted' AND data->>'outcome' = $2)
-    FROM events WHERE position = ANY($1::bigint[])
-   GROUP BY 1, 2, 3, 4
-  ON CONFLICT (workspace_id, day, key_id, operation) DO UPDATE SET
-    calls = usage_daily.calls + EXCLUDED.calls,
-    credits_charged = usage_daily.credits_charged + EXCLUDED.credits_charged,
-    credits_refunded = usage_daily.credits_refunded + EXCLUDED.credits_refunded,
-    errors = usage_daily.errors + EXCLUDED.errors`;
-
-/** Each key's last call among the events at `$1`: its latest completion. */
-const MARK_KEYS_USED = `
+  WITH calls AS MATERIALIZED (
+    SELECT type, data->>'workspace_id' AS workspace_id, data->>'key_id' AS key_id, data->>'operation' AS operation,
+           (data->>'credits')::bigint AS credits, data->>'outcome' AS outcome, recorded_at
+      FROM events WHERE position = ANY($1::bigint[])),
+  usage AS (
+    INSERT INTO usage_daily (workspace_id, day, key_id, operation, calls, credits_charged, credits_refunded, errors)
+    SELECT workspace_id, (recorded_at AT TIME ZONE 'UTC')::date, key_id, operation,
+           count(*) FILTER (WHERE type = 'LookupCompleted'),
+           coalesce(sum(credits) FILTER (WHERE type = 'LookupCharged'), 0),
+           coalesce(sum(credits) FILTER (WHERE type = 'LookupRefunded'), 0),
+           count(*) FILTER (WHERE type = 'LookupCompleted' AND outcome = $2)
+      FROM calls GROUP BY 1, 2, 3, 4
+    ON CONFLICT (workspace_id, day, key_id, operation) DO UPDATE SET
+      calls = usage_daily.calls + EXCLUDED.calls,
+      credits_charged = usage_daily.credits_charged + EXCLUDED.credits_charged,
+      credits_refunded = usage_daily.credits_refunded + EXCLUDED.credits_refunded,
+      errors = usage_daily.errors + EXCLUDED.errors)
   INSERT INTO key_last_used (key_id, last_used_at)
-  SELECT data->>'key_id', max(recorded_at) FROM events
-   WHERE position = ANY($1::bigint[]) AND type = 'LookupCompleted'
-   GROUP BY 1
+  SELECT key_id, max(recorded_at) FROM calls WHERE type = 'LookupCompleted' GROUP BY 1
   ON CONFLICT (key_id) DO UPDATE SET last_used_at = GREATEST(key_last_used.last_used_at, EXCLUDED.last_used_at)`;
 
 const USAGE_EVENTS: ReadonlySet<string> = new Set(USAGE_EVENT_TYPES);
@@ -56,6 +55,5 @@ export const usageProjection: SubscriptionHandler & { tables: string[] } = {
     if (positions.length === 0) return;
     // Nobody reads these writes' results: they go with the checkpoint and the COMMIT.
     tx.deferWrite(ADD_USAGE, [positions, ERROR_OUTCOME]);
-    tx.deferWrite(MARK_KEYS_USED, [positions]);
   },
 };
