@@ -74,7 +74,10 @@ export async function processBatch(
   batchSize = DEFAULT_BATCH_SIZE,
 ): Promise<BatchOutcome> {
   return store.sql.transaction(async (tx) => {
-    const { rows: locked } = await tx.query<{ ok: boolean }>('SELECT pg_try_advisory_xact_lock($1) AS ok', [
+    // Not waiting for the WAL flush at COMMIT: a crash may lose the last batches' writes, but
+    // together with their checkpoint (one transaction), so they are done again; the writer's
+    // commits no longer queue behind these flushes (docs/performance.md, issue 24).
+    const { rows: locked } = await tx.query<{ ok: boolean }>("SELECT pg_try_advisory_xact_lock($1) AS ok, set_config('synchronous_commit', 'off', true)", [
       subscriptionLockKey(handler.name),
     ]);
     if (!locked[0]?.ok) return { kind: 'busy' } as const;
