@@ -25,6 +25,12 @@ export interface SubscriptionHandler {
   readonly readWhere?: string;
   /** With `eventTypes`: what of each event the handler reads (default both); the rest comes empty. */
   readonly reads?: { data: boolean; metadata: boolean };
+  /**
+   * True: each batch commits without waiting for the WAL flush, so the writer's commits do not
+   * queue behind it. A crash then loses the last batches whole (writes and checkpoint) and they are
+   * done again: only for a handler whose writes nothing outside acts on (docs/adr/0032).
+   */
+  readonly commitsWithoutFlush?: boolean;
   handle(tx: TransactionExecutor, events: RecordedEvent[]): Promise<void>;
 }
 
@@ -61,6 +67,10 @@ export interface SubscriptionOptions {
 
 const DEFAULT_BATCH_SIZE = 500;
 
+const LOCK = 'SELECT pg_try_advisory_xact_lock($1) AS ok';
+/** The lock, and this transaction's COMMIT not waiting for the WAL flush (docs/adr/0032). */
+const LOCK_AND_COMMIT_WITHOUT_FLUSH = "SELECT pg_try_advisory_xact_lock($1) AS ok, set_config('synchronous_commit', 'off', true)";
+
 export type BatchOutcome = { kind: 'processed'; count: number; checkpoint: Checkpoint } | { kind: 'idle' } | { kind: 'busy' };
 
 export function subscriptionLockKey(name: string): number {
@@ -74,10 +84,7 @@ export async function processBatch(
   batchSize = DEFAULT_BATCH_SIZE,
 ): Promise<BatchOutcome> {
   return store.sql.transaction(async (tx) => {
-    // Not waiting for the WAL flush at COMMIT: a crash may lose the last batches' writes, but
-    // together with their checkpoint (one transaction), so they are done again; the writer's
-    // commits no longer queue behind these flushes (docs/performance.md, issue 24).
-    const { rows: locked } = await tx.query<{ ok: boolean }>("SELECT pg_try_advisory_xact_lock($1) AS ok, set_config('synchronous_commit', 'off', true)", [
+    const { rows: locked } = await tx.query<{ ok: boolean }>(handler.commitsWithoutFlush ? LOCK_AND_COMMIT_WITHOUT_FLUSH : LOCK, [
       subscriptionLockKey(handler.name),
     ]);
     if (!locked[0]?.ok) return { kind: 'busy' } as const;

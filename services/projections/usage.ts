@@ -50,6 +50,8 @@ export const usageProjection: SubscriptionHandler & { tables: string[] } = {
   tables: ['usage_daily', 'key_last_used'],
   eventTypes: USAGE_EVENT_TYPES,
   reads: { data: false, metadata: false },
+  // Counters nothing outside acts on: a crash loses them with their checkpoint, and they are summed again.
+  commitsWithoutFlush: true,
   async handle(tx, events) {
     const positions = events.filter((e) => USAGE_EVENTS.has(e.type)).map((e) => e.position);
     if (positions.length === 0) return;

@@ -292,6 +292,47 @@ describe.each(backends)('event store contract on $name', (backend) => {
     expect((await processBatch(store, typed, 2)).kind).toBe('idle');
   });
 
+  it('a handler reads whole only the events meeting its condition, and only the parts it asks for', async () => {
+    const s = stream();
+    const name = `filtered-${Math.random()}`;
+    const got: RecordedEvent[] = [];
+    const filtered: SubscriptionHandler = {
+      name,
+      eventTypes: ['Wanted'],
+      readWhere: "events.data->>'keep' = 'yes'",
+      reads: { data: true, metadata: false },
+      handle: async (_tx, events) => {
+        got.push(...events.filter((e) => e.stream === s));
+      },
+    };
+    await catchUp(store, filtered);
+    got.length = 0;
+    const appended = await store.append(s, [
+      { type: 'Wanted', data: { keep: 'no' } },
+      { type: 'Wanted', data: { keep: 'yes', n: 2 }, metadata: { request_id: 'r-2' } },
+      { type: 'Other', data: { keep: 'yes' } },
+    ]);
+    await catchUp(store, filtered);
+    expect(got.map((e) => [e.type, e.data, e.metadata])).toEqual([['Wanted', { keep: 'yes', n: 2 }, {}]]);
+    // The instant comes to the millisecond the append answered.
+    expect(got[0]!.recordedAt.getTime()).toBe(appended[1]!.recordedAt.getTime());
+  });
+
+  it('a handler that commits without the WAL flush runs with synchronous_commit off; the others with the default', async () => {
+    const settings: Record<string, string> = {};
+    const handlerOf = (name: string, commitsWithoutFlush: boolean): SubscriptionHandler => ({
+      name: `${name}-${Math.random()}`,
+      commitsWithoutFlush,
+      handle: async (tx) => {
+        settings[name] = (await tx.query<{ s: string }>("SELECT current_setting('synchronous_commit') AS s")).rows[0]!.s;
+      },
+    });
+    await store.append(stream(), [{ type: 'A', data: {} }]);
+    await catchUp(store, handlerOf('without-flush', true));
+    await catchUp(store, handlerOf('default', false));
+    expect(settings).toEqual({ 'without-flush': 'off', default: 'on' });
+  });
+
   it('a running subscription follows new appends', async () => {
     const got: RecordedEvent[] = [];
     const s = stream();
