@@ -19,12 +19,8 @@ describe('429 rate_limited', () => {
   });
 
   it('of the per-IP bucket speaks of the client address, not of an API key the caller does not have', async () => {
-    // Until the first refusal: the bucket refills 2 tokens a second meanwhile.
-    let drained = false;
-    for (let i = 0; i < 2 * ANONYMOUS_RATE_PER_MINUTE && !drained; i++) drained = (await t.call('GET', '/v1/health')).statusCode === 429;
-    expect(drained).toBe(true);
     for (const [method, url] of [['GET', '/v1/health'], ['POST', '/v1/company'], ['GET', '/no/such/route']] as const) {
-      const refused = await t.call(method, url);
+      const refused = await callWithBucketEmpty(method, url);
       expect(errorOf(refused), url).toMatchObject({ status: 429, code: 'rate_limited', remaining: null });
       const { message } = refused.json().error;
       expect(message).toMatch(/client address/);
@@ -32,3 +28,18 @@ describe('429 rate_limited', () => {
     }
   });
 });
+
+/**
+ * The call, sent right after the client address's bucket answered 429. The bucket refills 2 tokens
+ * a second: a pause of the test process between the two (seen once in CI) lets a token back, so
+ * the drain is done again, a few times at most.
+ */
+async function callWithBucketEmpty(method: 'GET' | 'POST', url: string) {
+  for (let attempt = 1; ; attempt++) {
+    let drained = false;
+    for (let i = 0; i < 2 * ANONYMOUS_RATE_PER_MINUTE && !drained; i++) drained = (await t.call('GET', '/v1/health')).statusCode === 429;
+    expect(drained).toBe(true);
+    const answer = await t.call(method, url);
+    if (answer.statusCode === 429 || attempt === 3) return answer;
+  }
+}
