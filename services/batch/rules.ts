@@ -31,21 +31,33 @@ export interface BatchTokens {
   retryAfterSeconds: number;
 }
 
+/** An item's call from its body, or the 400 its single call would answer. */
+export type Prepared<Call> = { ok: true; call: Call } | { ok: false; error: ApiError };
+
 /**
- * One token per item, in order: the first `granted` items are admitted, the rest are refused as
- * their single calls would be past the bucket. An admitted item's body is then judged by its
- * call's own rules (`prepare` throws its ApiError); a rate-limited item's body is not looked at,
- * as a single call's admission comes before its body.
+ * Each item's body judged by its call's own rules (`prepare` throws its ApiError). Anything else
+ * thrown is a bug, not a 400: it is not caught.
  */
-export function planItems<Call>(items: readonly BatchItem[], tokens: BatchTokens, prepare: (item: BatchItem) => Call): ItemPlan<Call>[] {
-  return items.map((item, index): ItemPlan<Call> => {
-    if (index >= tokens.granted) return { kind: 'refused', error: new ApiError('rate_limited', { retryAfterSeconds: Math.max(1, tokens.retryAfterSeconds) }) };
+export function prepareItems<Call>(items: readonly BatchItem[], prepare: (item: BatchItem) => Call): Prepared<Call>[] {
+  return items.map((item): Prepared<Call> => {
     try {
-      return { kind: 'run', call: prepare(item) };
+      return { ok: true, call: prepare(item) };
     } catch (err) {
-      if (err instanceof ApiError) return { kind: 'invalid', error: err };
+      if (err instanceof ApiError) return { ok: false, error: err };
       throw err;
     }
+  });
+}
+
+/**
+ * One token per item, in order: the first `granted` items are admitted, the rest are refused as
+ * their single calls would be past the bucket, whatever their bodies (a single call's admission
+ * comes before its body). An admitted item runs its prepared call, or answers its 400.
+ */
+export function planItems<Call>(prepared: readonly Prepared<Call>[], tokens: BatchTokens): ItemPlan<Call>[] {
+  return prepared.map((item, index): ItemPlan<Call> => {
+    if (index >= tokens.granted) return { kind: 'refused', error: new ApiError('rate_limited', { retryAfterSeconds: Math.max(1, tokens.retryAfterSeconds) }) };
+    return item.ok ? { kind: 'run', call: item.call } : { kind: 'invalid', error: item.error };
   });
 }
 

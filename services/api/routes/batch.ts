@@ -6,7 +6,7 @@ import type { BatchRequest } from '../../../contracts/http';
 import type { z } from 'zod';
 import { BatchSlots } from '../../batch/batch-slots';
 import { ChargeOrder } from '../../batch/charge-order';
-import { batchCharged, extraTokensWanted, itemError, itemSuccess, planItems, type BatchItem, type BatchTokens, type ItemPlan, type ItemResult } from '../../batch/rules';
+import { batchCharged, extraTokensWanted, itemError, itemSuccess, planItems, prepareItems, type BatchItem, type BatchTokens, type ItemPlan, type ItemResult } from '../../batch/rules';
 import { newRequestId } from '../../common/ids';
 import type { StoredResponse } from '../../idempotency/idempotency';
 import type { SlotHandle } from '../../limits/concurrency';
@@ -35,7 +35,12 @@ async function runBatch(app: FastifyInstance, req: FastifyRequest, reply: Fastif
   const { deps } = app;
   const key = req.apiKey!;
   const items: BatchItem[] = sent.map((item) => ({ ...item, requestId: newRequestId() }));
-  const plans = planItems(items, await takeItemTokens(app, req, reply, items.length), (item) => prepareCall(deps.lookups, item));
+  // The bodies are judged while the bucket answers (its call is sent first).
+  const [tokens, prepared] = await Promise.all([
+    takeItemTokens(app, req, reply, items.length),
+    Promise.resolve().then(() => prepareItems(items, (item) => prepareCall(deps.lookups, item))),
+  ]);
+  const plans = planItems(prepared, tokens);
   const docsUrl = docsUrlFor(deps.config, req);
   const order = new ChargeOrder(items.length);
   const slots = new BatchSlots(deps.slots, slotScope(key), key.maxConcurrency);

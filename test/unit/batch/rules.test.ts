@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../../contracts/errors';
-import { batchCharged, extraTokensWanted, itemError, itemSuccess, planItems, type BatchItem } from '../../../services/batch/rules';
+import { batchCharged, extraTokensWanted, itemError, itemSuccess, planItems, prepareItems, type BatchItem } from '../../../services/batch/rules';
 
 const item = (n: number, body: unknown = { url: `c${n}` }): BatchItem => ({ operation: 'company', body, requestId: `req_${n}` });
 const prepare = (it: BatchItem) => {
@@ -8,9 +8,11 @@ const prepare = (it: BatchItem) => {
   return `call ${it.requestId}`;
 };
 
-describe('planItems', () => {
+const planned = (items: BatchItem[], tokens: { granted: number; retryAfterSeconds: number }) => planItems(prepareItems(items, prepare), tokens);
+
+describe('prepareItems and planItems', () => {
   it('given tokens for every item, when planned, then each runs with its prepared call', () => {
-    const plans = planItems([item(1), item(2)], { granted: 2, retryAfterSeconds: 0 }, prepare);
+    const plans = planned([item(1), item(2)], { granted: 2, retryAfterSeconds: 0 });
     expect(plans).toEqual([
       { kind: 'run', call: 'call req_1' },
       { kind: 'run', call: 'call req_2' },
@@ -18,25 +20,25 @@ describe('planItems', () => {
   });
 
   it('given 2 tokens for 4 items, when planned, then the last 2 are rate_limited with the wait for a token, whatever their bodies', () => {
-    const plans = planItems([item(1), item(2), item(3, {}), item(4)], { granted: 2, retryAfterSeconds: 6 }, prepare);
+    const plans = planned([item(1), item(2), item(3, {}), item(4)], { granted: 2, retryAfterSeconds: 6 });
     expect(plans.map((p) => p.kind)).toEqual(['run', 'run', 'refused', 'refused']);
     const refused = plans[2]!;
     expect(refused.kind === 'refused' && [refused.error.code, refused.error.retryAfterSeconds]).toEqual(['rate_limited', 6]);
   });
 
   it('given an item its call would refuse, when planned, then that item alone is invalid with the call\'s details', () => {
-    const plans = planItems([item(1), item(2, {}), item(3)], { granted: 3, retryAfterSeconds: 0 }, prepare);
+    const plans = planned([item(1), item(2, {}), item(3)], { granted: 3, retryAfterSeconds: 0 });
     expect(plans.map((p) => p.kind)).toEqual(['run', 'invalid', 'run']);
     const invalid = plans[1]!;
     expect(invalid.kind === 'invalid' && invalid.error.details).toEqual([{ field: 'url', issue: 'required', message: 'required' }]);
   });
 
   it('given a preparation that fails with something other than an ApiError (a bug), when planned, then it is not hidden as a 400', () => {
-    expect(() => planItems([item(1)], { granted: 1, retryAfterSeconds: 0 }, () => { throw new TypeError('bug'); })).toThrow(TypeError);
+    expect(() => prepareItems([item(1)], () => { throw new TypeError('bug'); })).toThrow(TypeError);
   });
 
   it('given a refused item whose wait is not known, then it still says at least 1 second', () => {
-    const [plan] = planItems([item(1)], { granted: 0, retryAfterSeconds: 0 }, prepare);
+    const [plan] = planned([item(1)], { granted: 0, retryAfterSeconds: 0 });
     expect(plan!.kind === 'refused' && plan!.error.retryAfterSeconds).toBe(1);
   });
 });
