@@ -41,11 +41,15 @@ export interface EventRow {
 }
 
 /**
- * The transaction id goes to JS as text: an xid8 can exceed 2^53. The instant goes as a number
- * of milliseconds: parsing timestamp text cost the subscriptions more than any other column.
+ * An EventRow's columns, qualified by the events table (some queries join it to others); data and
+ * metadata unless left out (they come as null). The transaction id goes to JS as text: an xid8 can
+ * exceed 2^53. The instant goes as a number of milliseconds: parsing timestamp text cost the
+ * subscriptions more than any other column.
  */
-export const EVENT_COLUMNS =
-  "position, stream, version, type, data, metadata, transaction_id::text AS transaction_id, date_part('epoch', recorded_at) * 1000 AS recorded_ms";
+const eventColumns = (read: { data?: boolean; metadata?: boolean } = {}) =>
+  `events.position, events.stream, events.version, events.type, ${read.data === false ? 'NULL::jsonb AS data' : 'events.data'}, ${read.metadata === false ? 'NULL::jsonb AS metadata' : 'events.metadata'}, events.transaction_id::text AS transaction_id, date_part('epoch', events.recorded_at) * 1000 AS recorded_ms`;
+
+export const EVENT_COLUMNS = eventColumns();
 
 /**
  * The global order, by the xid8 column. Qualified on purpose: a bare `transaction_id` in ORDER BY
@@ -200,7 +204,7 @@ export async function readTypedPageIn(executor: SqlExecutor, after: Checkpoint, 
         ORDER BY ${GLOBAL_ORDER}
         LIMIT $3),
      last AS (SELECT p, x FROM page ORDER BY x DESC, p DESC LIMIT 1)
-     SELECT ${eventColumnsOfEvents(read)}, (SELECT count(*) FROM page)::int AS scanned,
+     SELECT ${eventColumns(read)}, (SELECT count(*) FROM page)::int AS scanned,
             last.x::text AS last_transaction_id, last.p AS last_position
        FROM last LEFT JOIN (events JOIN page ON page.p = events.position AND page.t = ANY($4::text[])${read.where ? ` AND (${read.where})` : ''}) ON true
       ORDER BY ${GLOBAL_ORDER}`,
@@ -215,10 +219,6 @@ export async function readTypedPageIn(executor: SqlExecutor, after: Checkpoint, 
     last: { transactionId: first.last_transaction_id, position: Number(first.last_position) },
   };
 }
-
-/** EVENT_COLUMNS, each qualified by the events table (the query joins it to others); data and metadata unless left out. */
-const eventColumnsOfEvents = (read: { data?: boolean; metadata?: boolean }) =>
-  `events.position, events.stream, events.version, events.type, ${read.data === false ? 'NULL::jsonb AS data' : 'events.data'}, ${read.metadata === false ? 'NULL::jsonb AS metadata' : 'events.metadata'}, events.transaction_id::text AS transaction_id, date_part('epoch', events.recorded_at) * 1000 AS recorded_ms`;
 
 /**
  * One statement: the stream's version moved under its row lock (so concurrent writers to one
