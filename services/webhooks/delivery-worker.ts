@@ -99,7 +99,8 @@ export class WebhookDeliveryWorker {
           LIMIT $2
           FOR UPDATE OF d SKIP LOCKED)
        UPDATE webhook_deliveries d
-          SET next_attempt_at = $1::timestamptz + $3::bigint * interval '1 millisecond', attempts = d.attempts + 1
+          SET next_attempt_at = $1::timestamptz + $3::bigint * interval '1 millisecond', attempts = d.attempts + 1,
+              first_try_at = coalesce(d.first_try_at, $1::timestamptz)
          FROM due, webhook_endpoints e
         WHERE d.id = due.id AND e.id = d.endpoint_id
         RETURNING d.id, d.endpoint_id, d.workspace_id, d.body, d.attempts, d.first_try_at, e.url, e.secret, e.previous_secret,

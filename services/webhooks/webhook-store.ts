@@ -225,12 +225,12 @@ export class WebhookStore {
   }
 
   /**
-   * Sends a delivery again, with its `webhook-id`, whatever its state: due now, with a fresh retry
-   * horizon. Undefined when the endpoint has no such delivery.
+   * Sends a delivery again, with its `webhook-id`, whatever its state: due now, its retry
+   * horizon from its next attempt. Undefined when the endpoint has no such delivery.
    */
   async resend(endpointId: string, deliveryId: string): Promise<DeliveryView | undefined> {
     const { rowCount } = await this.sql.query(
-      `UPDATE webhook_deliveries SET state = 'pending', next_attempt_at = now(), first_try_at = now()
+      `UPDATE webhook_deliveries SET state = 'pending', next_attempt_at = now(), first_try_at = NULL
         WHERE id = $1 AND endpoint_id = $2`,
       [deliveryId, endpointId],
     );

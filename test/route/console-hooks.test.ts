@@ -156,6 +156,39 @@ describe('200, 201, 202, 204', () => {
     expect((await t.call('DELETE', `/console/v1/watches/${watch.id}`, { headers: m.write })).statusCode).toBe(204);
     expect((await t.call('GET', '/console/v1/watches', { headers: m.read })).json().data).toEqual([]);
   });
+
+  it('a delivery first tried long after it was made (workers behind, endpoint disabled) gets its whole horizon from that attempt, as a re-sent one does', async () => {
+    const m = await member(10);
+    const endpoint = (await t.call('POST', '/console/v1/webhook-endpoints', { headers: m.write, body: { url: broken.url, event_types: ['profile.changed'] } })).json();
+    const watch = (await t.call('POST', '/v1/watches', { headers: m.headers, body: { operation: 'company', body: { url: 'sandbox-changing' }, every: '1d', webhook_endpoint_id: endpoint.id } })).json().data;
+    for (let run = 0; run < 2; run++) await t.call('POST', `/console/v1/watches/${watch.id}/run`, { headers: m.write });
+    await catchUp(t.store, webhookDispatch);
+
+    const horizonMs = 60_000;
+    let clock = Date.now() + 10 * horizonMs;
+    const worker = new WebhookDeliveryWorker(t.store, {
+      settings: { ...t.app.deps.config.webhooks, retry: { initialMs: 1_000, maxMs: 1_000, horizonMs } },
+      logger: t.app.log,
+      now: () => new Date(clock),
+      random: () => 0.5,
+    });
+    // Other tests' deliveries may be due too: only this endpoint's are looked at.
+    const deliveries = async () => (await t.call('GET', `/console/v1/webhook-endpoints/${endpoint.id}/deliveries?limit=5`, { headers: m.read })).json().data;
+    await worker.runOnce();
+    expect((await deliveries())[0]).toMatchObject({ state: 'pending', attempts: [expect.objectContaining({ attempt: 1, status: 'failed' })] });
+
+    clock += horizonMs + 1_000;
+    await worker.runOnce();
+    const [given] = await deliveries();
+    expect(given).toMatchObject({ state: 'failed' });
+    expect(given.attempts).toHaveLength(2);
+
+    // Re-sent much later: its horizon again runs from its next attempt.
+    expect((await t.call('POST', `/console/v1/webhook-endpoints/${endpoint.id}/deliveries/${given.id}/resend`, { headers: m.write })).statusCode).toBe(202);
+    clock += 10 * horizonMs;
+    await worker.runOnce();
+    expect((await deliveries())[0]).toMatchObject({ state: 'pending' });
+  });
 });
 
 describe('400', () => {
