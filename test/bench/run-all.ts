@@ -655,6 +655,8 @@ interface SteadyResult {
   cpuPerRequestUs: Map<string, number>;
   loadGeneratorUsPerRequest: number;
   load: string;
+  /** The longest wait for a quiet service before one of its slices (untilQuiet). */
+  quietWaitSeconds: number;
 }
 
 interface SteadyRun {
@@ -662,6 +664,26 @@ interface SteadyRun {
   /** Every table's writes per charged hit over the whole steady-rate scenario (warm-up included). */
   writes: WritesPerHit[];
   hits: number;
+}
+
+const QUIET_CORES = 0.05;
+const QUIET_TIMEOUT_SECONDS = 120;
+
+/**
+ * Waits until `processes` together use under QUIET_CORES of a core over a quarter second (at most
+ * QUIET_TIMEOUT_SECONDS); the seconds waited.
+ */
+async function untilQuiet(processes: ProcessGroup[]): Promise<number> {
+  const started = Date.now();
+  while (Date.now() - started < QUIET_TIMEOUT_SECONDS * 1000) {
+    const before = readCpu(processes);
+    const windowStarted = Date.now();
+    await sleep(250);
+    const spent = [...cpuBetween(before, readCpu(processes)).values()].reduce((a, b) => a + b, 0);
+    if (spent / ((Date.now() - windowStarted) / 1000) < QUIET_CORES) return (Date.now() - started) / 1000;
+  }
+  console.log(`    (still busy after ${QUIET_TIMEOUT_SECONDS} s: the slice starts anyway)`);
+  return QUIET_TIMEOUT_SECONDS;
 }
 
 /**
@@ -674,7 +696,7 @@ async function steadyRun(charged: Target, bare: Target, databaseUrl: string, sec
   const rates = steadyRates();
   const runs = [{ scenario: PG_HIT, target: charged }, { scenario: BARE, target: bare }].flatMap((s) => rates.map((rate) => ({ ...s, rate })));
   const acc = runs.map(() => ({ latencies: [] as number[], lags: [] as number[], scheduled: 0, ok2xx: 0, non2xx: 0, errors: 0, elapsed: 0, generator: 0,
-    statuses: new Map<number, number>(), cpu: new Map<string, number>(), loads: [] as number[], firstError: undefined as string | undefined }));
+    statuses: new Map<number, number>(), cpu: new Map<string, number>(), loads: [] as number[], quietWaits: [] as number[], firstError: undefined as string | undefined }));
   console.log(`  steady rates ${rates.join(', ')} req/s, ${STEADY_CONNECTIONS} connections, open loop: reading the tables' write counters first`);
   const writesBefore = await readTableWrites(databaseUrl);
   const balanceBefore = await charged.workspace?.balance();
@@ -685,12 +707,16 @@ async function steadyRun(charged: Target, bare: Target, databaseUrl: string, sec
     });
   // Untimed: one second at the lowest rate on each target, so the first slice does not open the connections.
   for (const target of [charged, bare]) await slice(target, Math.min(...rates), 1, `steady-warm-up-${Date.now()}`);
+  // Each slice starts on a quiet service: an earlier slice's work still under way (the projections
+  // catching up after the overloaded rate) is not billed to the next one's latency and CPU.
+  const serving = mergeGroups(charged.processes ?? []);
   for (let round = 0; round < ROUNDS; round++) {
     // Rate by rate, the two targets one after the other: each pair meets the same background load.
     for (const i of rates.flatMap((_, r) => [r, rates.length + r])) {
       const { scenario, target, rate } = runs[i]!;
       const processes = mergeGroups(target.processes ?? []);
       const a = acc[i]!;
+      a.quietWaits.push(await untilQuiet(serving));
       a.loads.push(loadavg()[0]!);
       const cpuBefore = readCpu(processes);
       const generatorBefore = process.cpuUsage();
@@ -735,6 +761,7 @@ async function steadyRun(charged: Target, bare: Target, databaseUrl: string, sec
       cpuPerRequestUs: new Map([...a.cpu].map(([name, spent]) => [name, (spent / answered) * 1e6])),
       loadGeneratorUsPerRequest: (a.generator / answered) * 1e6,
       load: `load average ${Math.min(...a.loads).toFixed(1)}-${Math.max(...a.loads).toFixed(1)}`,
+      quietWaitSeconds: Math.max(...a.quietWaits),
     };
   });
   return { results, writes: hits > 0 ? writesPerHit(writesBefore, writesAfter, hits) : [], hits };
@@ -1017,12 +1044,12 @@ function printSteady(steady: SteadyRun) {
   const first = steady.results[0];
   say(`\n== Steady rate: ${STEADY_CONNECTIONS} connections, open loop, ${first ? first.seconds : '-'} s per rate and target in ${ROUNDS} interleaved rounds ==`);
   const rows: (string | number)[][] = [
-    ['scenario', 'offered req/s', 'answered/s', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms', '2xx', 'non-2xx', 'errors', 'server CPU µs/hit', 'generator CPU µs/req', 'generator late p99 ms', 'load'],
+    ['scenario', 'offered req/s', 'answered/s', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms', '2xx', 'non-2xx', 'errors', 'server CPU µs/hit', 'generator CPU µs/req', 'generator late p99 ms', 'waited for quiet s', 'load'],
   ];
   for (const r of steady.results) {
     const server = [...r.cpuPerRequestUs.values()].reduce((a, b) => a + b, 0);
     rows.push([r.scenario, fmt(r.rate), fmt(r.achieved), fmt(r.latency.p50, 2), fmt(r.latency.p90, 2), fmt(r.latency.p99, 2), fmt(r.latency.max, 1), r.ok2xx, r.non2xx, r.errors,
-      fmt(server), fmt(r.loadGeneratorUsPerRequest), fmt(r.dispatchLagP99, 2), r.load]);
+      fmt(server), fmt(r.loadGeneratorUsPerRequest), fmt(r.dispatchLagP99, 2), fmt(r.quietWaitSeconds, 1), r.load]);
   }
   say(table(rows));
   for (const r of steady.results) if (r.non2xx > 0 || r.errors > 0) say(`  ${r.scenario}, ${fmt(r.rate)} req/s: status codes ${r.statusCodes}; errors ${r.errors}${r.firstError ? ` (first: ${r.firstError})` : ''}`);
@@ -1031,7 +1058,8 @@ function printSteady(steady: SteadyRun) {
       '"generator late": how late this process queued a request after its due instant (its timer, its event loop, the CPU it got), already inside the latencies; ' +
       'generator CPU: this process (open-loop.ts), on the same cores; ' +
       'server CPU: the service (+ for the charged hit its PostgreSQL backends, PostgreSQL\'s shared processes and redis-server), /proc, per answer; ' +
-      'the bare route sends the same body: its latencies are what the generator and the machine add)',
+      'the bare route sends the same body: its latencies are what the generator and the machine add; ' +
+      `"waited for quiet": before each slice, the longest wait until the charged hit's processes used under ${QUIET_CORES} of a core, so no slice pays for the one before, e.g. the projections catching up after the overloaded rate)`,
   );
   if (steady.writes.length > 0) {
     say(`\n== Writes per charged hit, every table (over the steady-rate scenario) ==`);
