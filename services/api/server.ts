@@ -63,10 +63,11 @@ const SWEEP_EVERY_MS = 30_000;
 const PURGE_EVERY_MS = 10 * 60_000;
 /**
  * On PGlite a subscription's transaction holds the service's one thread and the one connection the
- * group commits need: waking them less often there bought 22–27 % more charged hits a second
- * (docs/performance.md, "Issue 27: the embedded p99"). On PostgreSQL they run on backends of their own.
+ * group commits need, so the longer the window the longer the pass every answer waits behind: 50 ms
+ * halved the p99 of 250 ms for 6 % fewer charged hits a second (docs/performance.md, "Issues 24 and
+ * 27, 2026-11-27"). On PostgreSQL they run on backends of their own.
  */
-const SUBSCRIPTION_COALESCE_MS: Record<Sql['backend'], number> = { postgres: 100, pglite: 250 };
+const SUBSCRIPTION_COALESCE_MS: Record<Sql['backend'], number> = { postgres: 100, pglite: 50 };
 
 /** The composition root: every adapter chosen from the one configuration object. */
 export async function startServer(config: Config): Promise<RunningServer> {
