@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { KeyMode } from './events';
 import { CACHE_STATUSES, ERRORS_MEANING, idString, isoDateTime, KeyRevokeResponse, LedgerEntry, LowBalanceThreshold, LedgerResponse, ModeFilter, OperationName, queryInt, RATE_LIMIT_PER_MINUTE_DEFAULT, UsageRow } from './http';
 import { text } from './text';
-import { Watch, WebhookDelivery, WebhookEndpoint, WebhookEndpointWithSecretResponse } from './webhooks';
+import { Watch, WatchCreateRequest, WebhookDelivery, WebhookEndpoint, WebhookEndpointWithSecretResponse } from './webhooks';
 
 /**
  * The workspace console's JSON API (`/console/v1`, session cookie) and the admin endpoint that
@@ -288,6 +288,15 @@ export const ConsoleWebhookEndpoint = WebhookEndpoint.extend({
 export const ConsoleWebhookEndpointList = z.strictObject({ data: z.array(ConsoleWebhookEndpoint).meta({ description: "The workspace's endpoints, oldest first." }) });
 export const ConsoleWebhookEndpointWithSecret = WebhookEndpointWithSecretResponse.shape.data;
 export const ConsoleWebhookDeliveryList = z.strictObject({ data: z.array(WebhookDelivery).meta({ description: 'The deliveries, newest first, each with its attempts.' }) });
+/** A watch made in the console names the key it refreshes under, as the API's caller is that key. */
+const WatchKeyId = () =>
+  idString().meta({ description: 'A live key of the workspace: the watch refreshes under it (its usage and rate limit), and is deleted when it is revoked.' });
+const [companyWatch, domainWatch, personWatch] = WatchCreateRequest.options;
+export const ConsoleWatchCreateRequest = z.discriminatedUnion('operation', [
+  companyWatch.extend({ key_id: WatchKeyId() }),
+  domainWatch.extend({ key_id: WatchKeyId() }),
+  personWatch.extend({ key_id: WatchKeyId() }),
+]);
 export const ConsoleWatchList = z.strictObject({ data: z.array(Watch).meta({ description: "The workspace's watches, oldest first." }) });
 export const ConsoleWatchRun = z.strictObject({
   watch: Watch,

@@ -16,6 +16,7 @@ import {
   ConsoleRequestStory,
   ConsoleUsageQuery,
   ConsoleUsageResponse,
+  ConsoleWatchCreateRequest,
   ConsoleWatchList,
   ConsoleWatchRun,
   ConsoleWebhookDeliveryList,
@@ -92,6 +93,7 @@ import {
   type PricedOperation,
 } from './http';
 import {
+  Watch,
   WatchCreateRequest,
   WatchDeletedResponse,
   WatchListResponse,
@@ -1374,6 +1376,21 @@ export const ENDPOINTS = [
     answer: ConsoleWatchList,
     status: 200,
     errors: [],
+    idempotent: false,
+  },
+  {
+    id: 'consoleCreateWatch',
+    method: 'POST',
+    path: '/console/v1/watches',
+    area: 'console',
+    tag: 'Console',
+    admission: 'session',
+    summary: 'Watch a company or person under one of the workspace\'s live keys',
+    description: 'As `POST /v1/watches`, with `key_id` naming the live key it refreshes under (the API uses the calling key). Free to create; every refresh is charged.',
+    body: ConsoleWatchCreateRequest,
+    answer: Watch,
+    status: 201,
+    errors: ['not_found', 'invalid_company_reference', 'invalid_domain', 'invalid_person_reference', 'forbidden'],
     idempotent: false,
   },
   {

@@ -421,6 +421,10 @@ function consoleExamples(): Partial<Record<EndpointId, OperationExample>> {
     consoleListWebhookDeliveries: { params: { id: endpoint.id }, answer: { data: [delivery] } },
     consoleResendWebhookDelivery: { params: { id: endpoint.id, delivery_id: delivery.id }, answer: { ...delivery, state: 'pending', next_attempt_at: '2025-01-15T10:00:00.000Z' } },
     consoleListWatches: { answer: { data: [watch] } },
+    consoleCreateWatch: {
+      request: { operation: 'company', body: { url: 'acme-robotics' }, every: '7d', webhook_endpoint_id: endpoint.id, key_id: KEY_ID },
+      answer: watch,
+    },
     consoleDeleteWatch: { params: { id: watch.id } },
     consoleRunWatch: {
       params: { id: watch.id },

@@ -167,6 +167,8 @@ export const WatchCreateRequest = z.discriminatedUnion('operation', [
   z.strictObject({ operation: z.literal('person').meta({ description: 'A person by profile URL or name.' }), body: PersonCacheRequest.meta({ description: 'As for POST /v1/person, without `max_age`.' }), every: Every, webhook_endpoint_id: WatchedEndpointId() }),
 ]);
 export type WatchCreateRequest = z.output<typeof WatchCreateRequest>;
+/** The operations a watch repeats, each with the one body field its reference goes in (the console's form). */
+export const WATCHED_OPERATIONS = WatchCreateRequest.options.map((o) => ({ operation: o.shape.operation.value, referenceField: Object.keys(o.shape.body.shape)[0]! }));
 
 export const Watch = z
   .strictObject({

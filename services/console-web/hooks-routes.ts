@@ -7,7 +7,7 @@ import type { WorkspaceWebhooks } from '../webhooks/workspace-webhooks';
 /**
  * The console's webhook endpoints and watches: the public API's services (the same rules, the same
  * refusals) for the session's workspace, open to any member as keys are. A refresh now runs with
- * the key that created the watch, as the schedule does.
+ * the key that created the watch, as the schedule does; one made here names its key.
  */
 export function registerHookRoutes(scope: FastifyInstance, services: { webhooks: WorkspaceWebhooks; watches: WatchService }) {
   const { webhooks, watches } = services;
@@ -63,6 +63,14 @@ export function registerHookRoutes(scope: FastifyInstance, services: { webhooks:
   });
 
   route(scope, 'consoleListWatches', async ({ req }) => ({ data: await watches.list(member(req).workspaceId) }));
+
+  route(scope, 'consoleCreateWatch', async ({ req, body }) => {
+    const { workspaceId, memberId } = member(req);
+    const { key_id: keyId, ...watched } = body;
+    const watch = await watches.create({ workspaceId, keyId, chosen: true }, watched);
+    req.log.info({ watch_id: watch.id, key_id: keyId, member_id: memberId }, 'watch created in the console');
+    return watch;
+  });
 
   route(scope, 'consoleDeleteWatch', async ({ req, reply, params }) => {
     const { workspaceId, memberId } = member(req);

@@ -2,7 +2,7 @@ import { CSRF_HEADER } from '../../contracts/console';
 import { inlineCodeHtml } from '../../contracts/errors';
 import { Operation } from '../../contracts/events';
 import { ERRORS_MEANING } from '../../contracts/http';
-import { WEBHOOK_EVENT_TYPE_NAMES, WEBHOOK_EVENT_TYPES, WEBHOOK_URL_MAX_CHARS } from '../../contracts/webhooks';
+import { WATCHED_OPERATIONS, WEBHOOK_EVENT_TYPE_NAMES, WEBHOOK_EVENT_TYPES, WEBHOOK_URL_MAX_CHARS } from '../../contracts/webhooks';
 import { PASSWORD_MIN_CHARS } from '../members/rules';
 
 /**
@@ -334,7 +334,16 @@ ${usageChart('Usage per day', 'Click a series to show only its rows; click it ag
 </section>
 <section class="card" aria-labelledby="watches-title">
   <h2 id="watches-title">Watches</h2>
-  <p class="hint">Each refresh is charged like a lookup that fetches live, refunded on failure. Create watches with the API (<code>POST /v1/watches</code>).</p>
+  <p class="hint">Each refresh is charged like a lookup that fetches live, refunded on failure, under the live key you choose (its usage and rate limit); revoking the key deletes its watches. The API creates them too (<code>POST /v1/watches</code>).</p>
+  <form id="create-watch-form">
+    <label>Lookup <select name="operation">${WATCHED_OPERATIONS.map((w) => `<option value="${w.operation}" data-reference-field="${w.referenceField}">${w.operation}</option>`).join('')}</select></label>
+    <label>Reference <input type="text" name="reference" placeholder="a company page, website or profile URL, or a name" spellcheck="false" required></label>
+    <label>Every <select name="every"><option value="1d">day</option><option value="7d" selected>week</option><option value="30d">30 days</option></select></label>
+    <label>Webhook endpoint <select name="webhook_endpoint_id" required></select></label>
+    <label>Key <select name="key_id" required></select></label>
+    <button type="submit">Add watch</button>
+    <p id="watch-form-hint" class="hint" hidden></p>
+  </form>
   ${scrollBox('Watches', '<table id="watches-table"><thead><tr><th scope="col">Reference</th><th scope="col">Every</th><th scope="col">State</th><th scope="col">Last run (UTC)</th><th scope="col">Next run (UTC)</th><th scope="col">Actions</th></tr></thead><tbody></tbody></table>')}
 </section>`,
 

@@ -1,7 +1,8 @@
 import { ApiError } from '../../contracts/errors';
-import { newEvent, streams, type Operation } from '../../contracts/events';
+import { newEvent, streams, type KeyMode, type Operation } from '../../contracts/events';
 import { WATCH_INTERVALS, type WatchCreateRequest, type WatchInterval } from '../../contracts/webhooks';
 import { claimOneByOne } from '../common/claim-one-by-one';
+import { mayStartWatches } from '../common/key-mode';
 import { newRequestId, newWatchId } from '../common/ids';
 import type { Logger } from '../common/log';
 import { startPollLoop, type PollLoop } from '../common/poll-loop';
@@ -60,6 +61,13 @@ function watchView(row: WatchRow) {
     created_at: iso(row.created_at),
   };
 }
+/** A test key may neither create nor run a watch (services/common/key-mode.ts, mayStartWatches). */
+export function refuseTestKeyForWatches(mode: KeyMode): void {
+  if (!mayStartWatches(mode)) {
+    throw new ApiError('forbidden', { reason: 'test_key', message: 'A test key may not create or run a watch: its refreshes are live, charged lookups. Use a live key.' });
+  }
+}
+
 export type WatchView = ReturnType<typeof watchView>;
 
 /** A watched reference, parsed: its cache alias, the operation it is billed as, and its lookup. */
@@ -100,7 +108,11 @@ export class WatchService {
     this.now = options.now ?? (() => new Date());
   }
 
-  async create(caller: { workspaceId: string; keyId: string }, input: WatchCreateRequest): Promise<WatchView> {
+  /**
+   * `caller.chosen`: the key was named in the request (the console), not the calling key (the API):
+   * then one that is not the workspace's, or revoked, is 404 and a test key 403, not 401.
+   */
+  async create(caller: { workspaceId: string; keyId: string; chosen?: boolean }, input: WatchCreateRequest): Promise<WatchView> {
     const watched = this.watched(input.operation, input.body);
     // What the cache holds now is what a change is measured against (nothing cached: the first refresh is).
     const baseline = await this.lookups.cachedProfile(watched.alias);
@@ -116,8 +128,14 @@ export class WatchService {
       if (endpoints.length === 0) throw new ApiError('not_found', { reason: 'no_webhook_endpoint', message: 'No such webhook endpoint in this workspace.' });
       // FOR SHARE too: a revocation meanwhile (revoke-key.ts, which deletes the key's watches) waits
       // for this watch, or this refuses the key as admission would have.
-      const { rows: keys } = await tx.sql.query('SELECT 1 FROM api_keys WHERE id = $1 AND revoked_at IS NULL FOR SHARE', [caller.keyId]);
-      if (keys.length === 0) throw new ApiError('unauthorized');
+      const { rows: keys } = await tx.sql.query<{ mode: KeyMode }>('SELECT mode FROM api_keys WHERE id = $1 AND workspace_id = $2 AND revoked_at IS NULL FOR SHARE', [
+        caller.keyId,
+        caller.workspaceId,
+      ]);
+      const key = keys[0];
+      if (!key && caller.chosen) throw new ApiError('not_found', { reason: 'no_key', message: 'No such key in this workspace, or it is revoked.' });
+      if (!key) throw new ApiError('unauthorized');
+      refuseTestKeyForWatches(key.mode);
       const { rows } = await tx.sql.query<WatchRow>(
         `INSERT INTO watches (id, workspace_id, key_id, operation, body, every, webhook_endpoint_id, next_run_at, content_hash, data)
          VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7, $8::timestamptz, $9, $10::jsonb) RETURNING *`,

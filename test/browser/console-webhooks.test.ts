@@ -173,18 +173,27 @@ describe.runIf(available)('the Webhooks page of the console in Chromium', { time
     expect(await page.content()).not.toContain(secret);
     expect(await page.locator('#new-secret').isHidden()).toBe(true);
 
-    // A watch (made with the key, as the API does) on a profile that changes at each fetch.
-    const watch = (await withKey(key, 'POST', '/v1/watches', { operation: 'company', body: { url: 'sandbox-changing' }, every: '1d', webhook_endpoint_id: endpointId })).data;
-    await open(page, '/console/webhooks');
-    const watchRow = page.locator(`#watches-table tr[data-watch-id="${watch.id}"]`);
+    // A watch made in the page, under the workspace's one live key, on a profile that changes at each fetch.
+    const watchForm = page.locator('#create-watch-form');
+    expect(await watchForm.getByLabel('Webhook endpoint').inputValue()).toBe(endpointId);
+    expect(await watchForm.getByLabel('Key').locator('option').allTextContents()).toEqual([expect.stringMatching(/^watcher \(lk_live_/)]);
+    await watchForm.getByLabel('Lookup').selectOption('company');
+    await watchForm.getByLabel('Reference').fill('sandbox-changing');
+    await watchForm.getByLabel('Every').selectOption('1d');
+    await watchForm.getByRole('button', { name: 'Add watch' }).click();
+    await expect.poll(() => page.locator('#status').textContent()).toContain('Watching company: sandbox-changing, every 1d');
+    const watchRow = page.locator('#watches-table tr[data-watch-id]').first();
     expect(await watchRow.textContent()).toContain('company: sandbox-changing');
     expect(await watchRow.getAttribute('data-state')).toBe('active');
+    const [watch] = (await withKey(key, 'GET', '/v1/watches')).data;
+    expect(await watchRow.getAttribute('data-watch-id')).toBe(watch.id);
 
     // Run now, confirmed in the dialog: charged, then changed (a profile.changed delivery follows).
     const runNow = () => page.getByRole('button', { name: 'Run company: sandbox-changing now' }).click();
+    const created = await page.locator('#status').textContent();
     await runNow();
     await answerDialog(page, 'Refresh this watch now?', false);
-    expect(await page.locator('#status').textContent()).toBe('');
+    expect(await page.locator('#status').textContent()).toBe(created);
     await runNow();
     await answerDialog(page, 'Refresh this watch now?', true);
     await expect.poll(() => page.locator('#status').textContent()).toContain('unchanged; 1 credit charged, 1 left');
@@ -280,7 +289,7 @@ describe.runIf(available)('the Webhooks page of the console in Chromium', { time
     // Deleting, each through the one dialog.
     await page.getByRole('button', { name: 'Delete the watch of company: sandbox-changing' }).click();
     await answerDialog(page, 'Delete this watch?', true);
-    await expect.poll(() => page.locator('#watches-table tbody').textContent()).toContain('No watches.');
+    await expect.poll(() => page.locator('#watches-table tbody').textContent()).toContain('No watches yet.');
     await page.getByRole('button', { name: `Delete ${movedUrl}` }).click();
     await answerDialog(page, 'Delete this endpoint?', true);
     await expect.poll(() => page.locator('#endpoints-table tbody').textContent()).toContain('No endpoints yet.');

@@ -157,6 +157,28 @@ describe('200, 201, 202, 204', () => {
     expect((await t.call('GET', '/console/v1/watches', { headers: m.read })).json().data).toEqual([]);
   });
 
+  it('a member makes a watch under a live key of the workspace: the API lists it, a run charges it, revoking the key deletes it', async () => {
+    const m = await member(10);
+    const endpoint = (await t.call('POST', '/console/v1/webhook-endpoints', { headers: m.write, body: ENDPOINT })).json();
+    const created = await t.call('POST', '/console/v1/watches', {
+      headers: m.write,
+      body: { operation: 'company', body: { url: 'acme-robotics' }, every: '7d', webhook_endpoint_id: endpoint.id, key_id: m.keyId },
+    });
+    expect(created.statusCode, created.body).toBe(201);
+    const watch = created.json();
+    expect(watch).toMatchObject({ operation: 'company', body: { url: 'acme-robotics' }, every: '7d', webhook_endpoint_id: endpoint.id, state: 'active', last_run_at: null });
+    expect((await t.call('GET', '/v1/watches', { headers: m.headers })).json().data).toEqual([expect.objectContaining({ id: watch.id })]);
+
+    const run = await t.call('POST', `/console/v1/watches/${watch.id}/run`, { headers: m.write });
+    expect(run.statusCode, run.body).toBe(200);
+    expect(run.json()).toMatchObject({ credits_charged: 1, credits_remaining: 9 });
+
+    const revoked = await t.call('POST', `/console/v1/keys/${m.keyId}/revoke`, { headers: m.write });
+    expect(revoked.statusCode, revoked.body).toBe(200);
+    expect(revoked.json().deleted_watches).toEqual([watch.id]);
+    expect((await t.call('GET', '/console/v1/watches', { headers: m.read })).json().data).toEqual([]);
+  });
+
   it('a delivery first tried long after it was made (workers behind, endpoint disabled) gets its whole horizon from that attempt, as a re-sent one does', async () => {
     const m = await member(10);
     const endpoint = (await t.call('POST', '/console/v1/webhook-endpoints', { headers: m.write, body: { url: broken.url, event_types: ['profile.changed'] } })).json();
@@ -214,6 +236,37 @@ describe('400', () => {
       expect(errorOf(await t.call('PATCH', path, { headers: m.write, body })), JSON.stringify(body)).toMatchObject({ status: 400, code: 'invalid_request' });
     }
     expect((await t.call('GET', '/console/v1/webhook-endpoints', { headers: m.read })).json().data).toEqual([expect.objectContaining({ ...ENDPOINT, state: 'active' })]);
+  });
+});
+
+describe('400, 403, 404: a watch the console may not make', () => {
+  it('a bad reference, an unknown field, no key; a test key; a revoked key, another workspace\'s key or endpoint: nothing is made', async () => {
+    const m = await member();
+    const theirs = await member();
+    const endpoint = (await t.call('POST', '/console/v1/webhook-endpoints', { headers: m.write, body: ENDPOINT })).json();
+    const theirEndpoint = (await t.call('POST', '/console/v1/webhook-endpoints', { headers: theirs.write, body: ENDPOINT })).json();
+    const test = await t.call('POST', '/console/v1/keys', { headers: m.write, body: { name: 'sandbox', mode: 'test' } });
+    const revoked = (await t.call('POST', '/console/v1/keys', { headers: m.write, body: { name: 'old' } })).json();
+    expect((await t.call('POST', `/console/v1/keys/${revoked.id}/revoke`, { headers: m.write })).statusCode).toBe(200);
+    const withoutKey = { operation: 'company', body: { url: 'acme-robotics' }, every: '1d', webhook_endpoint_id: endpoint.id };
+    const watch = { ...withoutKey, key_id: m.keyId };
+
+    for (const [body, status, code, reason] of [
+      [{ ...watch, body: { url: 'https://example.com/not-a-company' } }, 400, 'invalid_company_reference', undefined],
+      [{ ...watch, every: '1h' }, 400, 'invalid_request', undefined],
+      [{ ...watch, note: 'mine' }, 400, 'invalid_request', undefined],
+      [withoutKey, 400, 'invalid_request', undefined],
+      [{ ...watch, key_id: test.json().id }, 403, 'forbidden', 'test_key'],
+      [{ ...watch, key_id: revoked.id }, 404, 'not_found', 'no_key'],
+      [{ ...watch, key_id: theirs.keyId }, 404, 'not_found', 'no_key'],
+      [{ ...watch, webhook_endpoint_id: theirEndpoint.id }, 404, 'not_found', 'no_webhook_endpoint'],
+    ] as const) {
+      const answer = await t.call('POST', '/console/v1/watches', { headers: m.write, body });
+      expect(errorOf(answer), JSON.stringify(body)).toMatchObject({ status, code });
+      if (reason) expect(answer.json().error.reason).toBe(reason);
+    }
+    expect((await t.call('GET', '/console/v1/watches', { headers: m.read })).json().data).toEqual([]);
+    expect((await t.call('GET', '/console/v1/watches', { headers: theirs.read })).json().data).toEqual([]);
   });
 });
 

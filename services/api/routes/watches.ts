@@ -1,8 +1,5 @@
 import fp from 'fastify-plugin';
-import { ApiError } from '../../../contracts/errors';
-import type { KeyMode } from '../../../contracts/events';
-import { mayStartWatches } from '../../common/key-mode';
-import { WatchService } from '../../watches/watch-service';
+import { refuseTestKeyForWatches, WatchService } from '../../watches/watch-service';
 import { route } from '../../http/route';
 import { DEPS_PLUGIN } from '../../http/deps-plugin';
 
@@ -12,13 +9,10 @@ export const watchRoutes = fp(
     const { deps } = app;
     const watches = new WatchService(deps.store, deps.lookups, deps.readModels, { logger: app.log, sourceTimeoutMs: deps.config.sourceTimeoutMs });
     const meta = (requestId: string) => ({ request_id: requestId });
-    const refuseTestKey = (mode: KeyMode) => {
-      if (!mayStartWatches(mode)) throw new ApiError('forbidden', { reason: 'test_key', message: "A test key may not create or run a watch: its refreshes are live, charged lookups. Use a live key." });
-    };
 
     route(app, 'createWatch', async ({ req, body }) => {
       const key = req.apiKey!;
-      refuseTestKey(key.mode);
+      refuseTestKeyForWatches(key.mode);
       const watch = await watches.create({ workspaceId: key.workspaceId, keyId: key.keyId }, body);
       req.log.info({ watch_id: watch.id }, 'watch created');
       return { data: watch, meta: meta(req.id) };
@@ -34,7 +28,7 @@ export const watchRoutes = fp(
     });
 
     route(app, 'runWatch', async ({ req, reply, params }) => {
-      refuseTestKey(req.apiKey!.mode);
+      refuseTestKeyForWatches(req.apiKey!.mode);
       const outcome = await watches.refreshNow(req.apiKey!.workspaceId, params.id, req.id);
       reply.header('X-Credits-Charged', outcome.billing.charged).header('X-Credits-Remaining', outcome.billing.balance);
       return {

@@ -1,4 +1,4 @@
-import { api, type Watch, type WatchRun, type WebhookDelivery, type WebhookEndpoint, type WebhookEndpointWithSecret } from '../api';
+import { api, type Key, type Watch, type WatchRun, type WebhookDelivery, type WebhookEndpoint, type WebhookEndpointWithSecret } from '../api';
 import { $, actionButton, cell, copy, el, field, fillBody, fmt, guarded, ifConfirmed, showStatus, when } from '../dom';
 import { requestLink } from './request';
 
@@ -19,6 +19,13 @@ function endpointState(e: WebhookEndpoint): string {
 /** What a watch looks at: its operation and the reference it was given. */
 const reference = (w: Watch) => `${w.operation}: ${Object.values(w.body).join(' ')}`;
 
+/** Fills a select with options, keeping the chosen one while it is still offered. */
+function setOptions(select: HTMLSelectElement, options: { value: string; text: string }[]) {
+  const chosen = select.value;
+  select.replaceChildren(...options.map((o) => el('option', { value: o.value, text: o.text })));
+  if (options.some((o) => o.value === chosen)) select.value = chosen;
+}
+
 export async function webhooks() {
   const endpointsTable = $<HTMLTableElement>('#endpoints-table');
   const deliveriesTable = $<HTMLTableElement>('#deliveries-table');
@@ -35,6 +42,7 @@ export async function webhooks() {
 
   const renderEndpoints = async () => {
     const { data } = await api<{ data: WebhookEndpoint[] }>('GET', '/console/v1/webhook-endpoints');
+    await offerWatchChoices(data);
     fillBody(
       endpointsTable,
       data.map((e) =>
@@ -159,9 +167,41 @@ export async function webhooks() {
           ),
         ),
       ),
-      'No watches. Create them with the API: POST /v1/watches.',
+      'No watches yet.',
     );
   };
+
+  // A watch needs an endpoint to send `profile.changed` to and a live key to refresh under.
+  const watchForm = $<HTMLFormElement>('#create-watch-form');
+  const watchSelect = (name: string) => watchForm.elements.namedItem(name) as HTMLSelectElement;
+  const offerWatchChoices = async (endpoints: WebhookEndpoint[]) => {
+    const { data: keys } = await api<{ data: Key[] }>('GET', '/console/v1/keys');
+    const live = keys.filter((k) => k.mode === 'live' && k.revoked_at === null);
+    setOptions(watchSelect('webhook_endpoint_id'), endpoints.map((e) => ({ value: e.id, text: e.url })));
+    setOptions(watchSelect('key_id'), live.map((k) => ({ value: k.id, text: `${k.name ?? 'unnamed'} (${k.prefix}…)` })));
+    const missing = [endpoints.length === 0 ? 'an endpoint (above)' : '', live.length === 0 ? 'a live key (Keys page)' : ''].filter(Boolean);
+    $('#watch-form-hint').textContent = missing.length > 0 ? `A watch needs ${missing.join(' and ')} first.` : '';
+    $('#watch-form-hint').hidden = missing.length === 0;
+    $<HTMLButtonElement>('#create-watch-form button[type="submit"]').disabled = missing.length > 0;
+  };
+  watchForm.addEventListener(
+    'submit',
+    guarded(async (event: Event) => {
+      event.preventDefault();
+      // Each option names the body field its lookup takes the reference in (from the contract).
+      const operation = watchSelect('operation').selectedOptions[0]!;
+      const created = await api<Watch>('POST', '/console/v1/watches', {
+        operation: operation.value,
+        body: { [operation.dataset.referenceField!]: field(watchForm, 'reference').value.trim() },
+        every: watchSelect('every').value,
+        webhook_endpoint_id: watchSelect('webhook_endpoint_id').value,
+        key_id: watchSelect('key_id').value,
+      });
+      field(watchForm, 'reference').value = '';
+      await renderWatches();
+      showStatus(`Watching ${reference(created)}, every ${created.every}; the first refresh is due ${when(created.next_run_at)} UTC.`);
+    }),
+  );
 
   const runNow = (w: Watch) =>
     ifConfirmed(
