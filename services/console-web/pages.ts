@@ -2,7 +2,7 @@ import { CSRF_HEADER } from '../../contracts/console';
 import { inlineCodeHtml } from '../../contracts/errors';
 import { Operation } from '../../contracts/events';
 import { ERRORS_MEANING } from '../../contracts/http';
-import { WATCHED_OPERATIONS, WEBHOOK_EVENT_TYPE_NAMES, WEBHOOK_EVENT_TYPES, WEBHOOK_URL_MAX_CHARS } from '../../contracts/webhooks';
+import { WATCH_INTERVALS, WATCHED_OPERATIONS, WEBHOOK_EVENT_TYPE_NAMES, WEBHOOK_EVENT_TYPES, WEBHOOK_URL_MAX_CHARS } from '../../contracts/webhooks';
 import { PASSWORD_MIN_CHARS } from '../members/rules';
 
 /**
@@ -338,7 +338,7 @@ ${usageChart('Usage per day', 'Click a series to show only its rows; click it ag
   <form id="create-watch-form">
     <label>Lookup <select name="operation">${WATCHED_OPERATIONS.map((w) => `<option value="${w.operation}" data-reference-field="${w.referenceField}">${w.operation}</option>`).join('')}</select></label>
     <label>Reference <input type="text" name="reference" placeholder="a company page, website or profile URL, or a name" spellcheck="false" required></label>
-    <label>Every <select name="every"><option value="1d">day</option><option value="7d" selected>week</option><option value="30d">30 days</option></select></label>
+    <label>Every <select name="every">${Object.keys(WATCH_INTERVALS).map((every) => `<option>${every}</option>`).join('')}</select></label>
     <label>Webhook endpoint <select name="webhook_endpoint_id" required></select></label>
     <label>Key <select name="key_id" required></select></label>
     <button type="submit">Add watch</button>
