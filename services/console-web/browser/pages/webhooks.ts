@@ -40,9 +40,18 @@ export async function webhooks() {
     $('#copy-secret').focus();
   };
 
+  // What the watch form offers (offerWatchChoices, below).
+  let endpointChoices: WebhookEndpoint[] = [];
+  let keyChoices: Key[] = [];
+  const loadKeys = async () => {
+    keyChoices = (await api<{ data: Key[] }>('GET', '/console/v1/keys')).data;
+    offerWatchChoices();
+  };
+
   const renderEndpoints = async () => {
     const { data } = await api<{ data: WebhookEndpoint[] }>('GET', '/console/v1/webhook-endpoints');
-    await offerWatchChoices(data);
+    endpointChoices = data;
+    offerWatchChoices();
     fillBody(
       endpointsTable,
       data.map((e) =>
@@ -171,12 +180,13 @@ export async function webhooks() {
     );
   };
 
-  // A watch needs an endpoint to send `profile.changed` to and a live key to refresh under.
+  // A watch needs an endpoint to send `profile.changed` to and a live key to refresh under: the
+  // endpoints as the table last showed them, the keys as the page loaded (they change on the Keys page).
   const watchForm = $<HTMLFormElement>('#create-watch-form');
   const watchSelect = (name: string) => watchForm.elements.namedItem(name) as HTMLSelectElement;
-  const offerWatchChoices = async (endpoints: WebhookEndpoint[]) => {
-    const { data: keys } = await api<{ data: Key[] }>('GET', '/console/v1/keys');
-    const live = keys.filter((k) => k.mode === 'live' && k.revoked_at === null);
+  const offerWatchChoices = () => {
+    const endpoints = endpointChoices;
+    const live = keyChoices.filter((k) => k.mode === 'live' && k.revoked_at === null);
     setOptions(watchSelect('webhook_endpoint_id'), endpoints.map((e) => ({ value: e.id, text: e.url })));
     setOptions(watchSelect('key_id'), live.map((k) => ({ value: k.id, text: `${k.name ?? 'unnamed'} (${k.prefix}…)` })));
     const missing = [endpoints.length === 0 ? 'an endpoint (above)' : '', live.length === 0 ? 'a live key (Keys page)' : ''].filter(Boolean);
@@ -273,7 +283,7 @@ export async function webhooks() {
     field(form, 'url').focus();
   });
 
-  const [endpoints] = await Promise.all([renderEndpoints(), renderWatches()]);
+  const [endpoints] = await Promise.all([renderEndpoints(), renderWatches(), loadKeys()]);
   // `?endpoint=` (the overview's banner links a failing one) opens its deliveries.
   const wanted = new URLSearchParams(location.search).get('endpoint');
   const opened = endpoints.find((e) => e.id === wanted);
