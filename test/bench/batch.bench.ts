@@ -59,8 +59,8 @@ async function main() {
     const one = median(singleMs);
     const hundred = median(batchMs);
     const ratio = hundred / one;
-    console.log(`one cache hit: median ${fmt(one)} ms (p90 ${fmt(percentile(singleMs, 0.9))}) over ${singleMs.length} calls`);
-    console.log(`a batch of ${ITEMS} cache hits: median ${fmt(hundred)} ms (p90 ${fmt(percentile(batchMs, 0.9))}) over ${batchMs.length} calls`);
+    console.log(`one cache hit: median ${fmt(one, 2)} ms (p90 ${fmt(percentile(singleMs, 0.9), 2)}) over ${singleMs.length} calls`);
+    console.log(`a batch of ${ITEMS} cache hits: median ${fmt(hundred, 2)} ms (p90 ${fmt(percentile(batchMs, 0.9), 2)}) over ${batchMs.length} calls`);
     console.log(`ratio ${ratio.toFixed(2)}x; target <= ${TARGET_RATIO}x: ${ratio <= TARGET_RATIO ? 'met' : 'NOT met'}; after ${warmupRounds} warm-up rounds; ${machineLoad()}`);
   } finally {
     await server.stop();
