@@ -162,10 +162,15 @@ describe.skipIf(!redisUrl || !available)('pg_auto_failover drills under load', (
       a.answer!.status === 409 && a.answer!.body?.error?.code === 'idempotency_key_in_use' && answered503.has(a.key) && a.answer!.body?.meta?.credits_charged === 0;
     const unexpected = answers.filter((a) => a.answer!.status !== 200 && a.answer!.status !== 503 && !keyStillClaimed(a));
     expect(unexpected.map((a) => [a.answer!.status, a.answer!.body]), JSON.stringify(countBy(answers))).toEqual([]);
+    // Answered once the fault was there (it may have been sent just before), sent before the window ended.
+    const outside = unavailable.filter((a) => a.endedAt < faultAt || a.startedAt > windowEnd);
+    if (outside.length > 0) {
+      // What the formation and the instance were doing then: the cause, should this ever happen.
+      const told = outside.map((a) => `sent ${a.startedAt - faultAt} ms, answered ${a.endedAt - faultAt} ms after the fault (${new Date(a.endedAt).toISOString()}), instance ${a.instance + 1}: ${JSON.stringify(a.answer!.body)}`);
+      const logs = outside.map((a) => `instance ${a.instance + 1}'s lines within 1 s of it:\n${linesAround(instances[a.instance]!.output(), a.endedAt, 1_000).join('\n')}`);
+      expect.fail(`503 outside the window (fault at ${new Date(faultAt).toISOString()}):\n${told.join('\n')}\n${await formation.events()}\n${logs.join('\n')}`);
+    }
     for (const a of unavailable) {
-      // Answered once the fault was there (it may have been sent just before), sent before the window ended.
-      const outside = a.endedAt < faultAt || a.startedAt > windowEnd;
-      expect(outside, `a 503 outside the window: sent ${a.startedAt - faultAt} ms, answered ${a.endedAt - faultAt} ms after the fault; ${JSON.stringify(a.answer!.body)}`).toBe(false);
       expect(a.answer!.body.error).toMatchObject({ code: 'service_unavailable', type: 'api_error', retryable: true });
       expect(a.answer!.headers['retry-after']).toBe(String(a.answer!.body.error.retry_after_seconds));
       expect(a.answer!.body.meta.credits_charged).toBe(0);
@@ -239,6 +244,19 @@ describe.skipIf(!redisUrl || !available)('pg_auto_failover drills under load', (
     });
   }, 180_000);
 });
+
+/** The JSON log lines within `marginMs` of `at` (`time` in ms from pino, ISO text from the background logger). */
+function linesAround(output: string, at: number, marginMs: number): string[] {
+  return output.split('\n').filter((line) => {
+    try {
+      const time = (JSON.parse(line) as { time?: unknown }).time;
+      const ms = typeof time === 'number' ? time : typeof time === 'string' ? Date.parse(time) : Number.NaN;
+      return Math.abs(ms - at) <= marginMs;
+    } catch {
+      return false;
+    }
+  });
+}
 
 /** Polls `port` every 20 ms until it takes writes (not in recovery); calls `promoted` with the time. */
 function watchPromotion(port: number, promoted: (at: number) => void): { stop(): void } {
