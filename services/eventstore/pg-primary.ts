@@ -30,8 +30,6 @@ export interface PrimaryPools {
 export interface PrimaryPoolOptions {
   max: number;
   connectionTimeoutMillis: number;
-  /** pg's client-side `query_timeout`: a statement unanswered by then fails ('Query read timeout'). */
-  queryTimeoutMillis: number;
   logger: Logger;
 }
 
@@ -75,7 +73,7 @@ export function createPrimaryPools(target: DatabaseTarget, options: PrimaryPoolO
       connectionString: host.connectionString,
       max: options.max,
       connectionTimeoutMillis: options.connectionTimeoutMillis,
-      query_timeout: options.queryTimeoutMillis,
+      // No query_timeout: the pool's statements are bounded by sql-pg.ts's StatementWatchdog.
       keepAlive: true,
     });
     const hostPool: HostPool = { host, pool };

@@ -4,6 +4,7 @@ import { recordDatabaseError } from '../metrics/metrics';
 import { parseDatabaseUrl, type DatabaseHost } from './database-url';
 import { pipelinedQuery, type SideStatement } from './pg-pipeline';
 import { createPrimaryPools, type HostPool } from './pg-primary';
+import { StatementWatchdog } from './statement-watchdog';
 import type { QueryResult, Sql, SqlExecutor, TransactionExecutor } from './sql';
 import { DatabaseUnavailableError, isDatabaseUnreachable, isReadOnlyRefusal } from './unavailable';
 
@@ -37,7 +38,7 @@ export interface PgSqlOptions {
   max?: number;
   /** Default: 5 s. Also bounds the wait for a free pooled connection. */
   connectionTimeoutMillis?: number;
-  /** Default: 5 s. A statement unanswered by then fails as an outage and its connection is closed. */
+  /** Default: 5 s. A statement unanswered by then fails as an outage and its connection is closed (StatementWatchdog). */
   queryTimeoutMillis?: number;
   logger?: Logger;
 }
@@ -88,7 +89,8 @@ export function createPgSql(connectionString: string, options: PgSqlOptions = {}
   const parsed = parseDatabaseUrl(connectionString);
   if (!parsed.ok) throw new Error(`DATABASE_URL: ${parsed.reason}`);
   const queryTimeoutMillis = options.queryTimeoutMillis ?? QUERY_TIMEOUT_MS;
-  const primary = createPrimaryPools(parsed.target, { max: options.max ?? 20, connectionTimeoutMillis, queryTimeoutMillis, logger: log });
+  const primary = createPrimaryPools(parsed.target, { max: options.max ?? 20, connectionTimeoutMillis, logger: log });
+  const watchdog = new StatementWatchdog(queryTimeoutMillis, log);
 
   const unavailableOr = (err: unknown, commitOutcomeUnknown = false): unknown => {
     countDatabaseError(err);
@@ -96,15 +98,35 @@ export function createPgSql(connectionString: string, options: PgSqlOptions = {}
     return isDatabaseUnreachable(err) || isReadOnlyRefusal(err) ? new DatabaseUnavailableError(err, { commitOutcomeUnknown }) : err;
   };
 
-  // Outside transactions: each statement on whichever pooled connection is free.
+  // Outside transactions: each statement on whichever pooled connection is free. Checked out by
+  // hand (what pg-pool's own query does) so the watchdog knows the connection.
   const pooled = async <R>(config: pg.QueryConfig & { rowMode?: 'array' }) => {
     let used: HostPool | undefined;
+    let client: pg.PoolClient;
     try {
       used = await primary.acquire();
-      return await used.pool.query<R & pg.QueryResultRow>({ ...config, name: config.values ? statementName(config.text) : undefined });
+      client = await used.pool.connect();
     } catch (err) {
       if (used) primary.failed(used, err);
       throw unavailableOr(err);
+    }
+    // A connection lost meanwhile fails the statement; without a listener it would end the process.
+    let lost: Error | undefined;
+    const onError = (err: Error) => {
+      lost ??= err;
+    };
+    client.on('error', onError);
+    let failed: unknown;
+    try {
+      return await watchdog.run(client, () => client.query<R & pg.QueryResultRow>({ ...config, name: config.values ? statementName(config.text) : undefined }));
+    } catch (err) {
+      failed = err;
+      primary.failed(used, lost ?? err);
+      throw unavailableOr(err);
+    } finally {
+      client.off('error', onError);
+      // As pg-pool's query: after any failure the connection is closed, not handed out again.
+      client.release(lost ?? (failed === undefined ? undefined : failed instanceof Error ? failed : new Error(String(failed))));
     }
   };
   return {
@@ -144,14 +166,14 @@ export function createPgSql(connectionString: string, options: PgSqlOptions = {}
           if (!config.values && after.length === 0) {
             // Without parameters, pg's simple protocol as ever (a text may hold several statements).
             const last = before.pop();
-            if (last) await pipelinedQuery(client, last, before, []);
-            return await client.query<R & pg.QueryResultRow>(config);
+            if (last) await watchdog.run(client, () => pipelinedQuery(client, last, before, []));
+            return await watchdog.run(client, () => client.query<R & pg.QueryResultRow>(config));
           }
           // Named (prepared) only when nothing precedes it: pg books every ParseComplete of a
           // round trip under its main statement's name, so one before it could mark a statement
           // prepared that failed to parse.
           const name = before.length === 0 && config.values ? statementName(config.text) : undefined;
-          return await pipelinedQuery<R>(client, { ...config, name }, before, after);
+          return await watchdog.run(client, () => pipelinedQuery<R>(client, { ...config, name }, before, after));
         } catch (err) {
           throw unavailableOr(err, committing);
         }
@@ -178,7 +200,7 @@ export function createPgSql(connectionString: string, options: PgSqlOptions = {}
           broken = failure;
           primary.failed(used, lost ?? failure);
         } else if (begun) {
-          await client.query('ROLLBACK').catch((rollbackError: unknown) => {
+          await watchdog.run(client, () => client.query('ROLLBACK')).catch((rollbackError: unknown) => {
             broken = rollbackError;
             log.warn({ err: rollbackError }, 'rollback failed; the connection is discarded');
           });
@@ -285,6 +307,7 @@ export function createPgSql(connectionString: string, options: PgSqlOptions = {}
       };
     },
     async close() {
+      watchdog.stop();
       await primary.end();
     },
   };

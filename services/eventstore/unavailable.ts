@@ -1,3 +1,5 @@
+import { STATEMENT_TIMEOUT_MESSAGE } from './statement-watchdog';
+
 /**
  * The database cannot be reached right now: connection refused, reset or terminated, the server
  * shutting down or starting up, no connection to be had in time. Nothing the caller did; the HTTP
@@ -30,8 +32,8 @@ const UNAVAILABLE_MESSAGES = [
   'is not queryable',
   'timeout exceeded when trying to connect',
   'timeout expired',
-  // A statement unanswered within the pool's query_timeout: a frozen or cut-off server (sql-pg.ts).
-  'Query read timeout',
+  // A statement unanswered within DATABASE_QUERY_TIMEOUT_MS: a frozen or cut-off server.
+  STATEMENT_TIMEOUT_MESSAGE,
   // A statement that met its pool just as a lost host's pool was being closed (pg-primary.ts).
   'Cannot use a pool after calling end on the pool',
 ];

@@ -214,6 +214,12 @@ export const databaseErrors = new Counter({
   registers: [registry],
 });
 
+const statementTimeouts = new Counter({
+  name: `${PREFIX}database_statement_timeouts_total`,
+  help: 'Statements left unanswered past DATABASE_QUERY_TIMEOUT_MS: their connections were closed (a frozen or cut-off database)',
+  registers: [registry],
+});
+
 export const databaseHostSearches = new Counter({
   name: `${PREFIX}database_host_searches_total`,
   help: 'Searches for the database host to use (DATABASE_URL host list): same (the host before), moved (another one), none (no host fit)',
@@ -410,6 +416,10 @@ export function registerKeySetSize(size: () => number): () => void {
 /** `code`: an SQLSTATE, `unavailable` or `other` (services/eventstore/sql-pg.ts classifies). */
 export function recordDatabaseError(code: string): void {
   databaseErrors.inc({ code });
+}
+
+export function recordStatementTimeout(): void {
+  statementTimeouts.inc();
 }
 
 export function recordDatabaseHostSearch(outcome: 'same' | 'moved' | 'none'): void {
