@@ -1,3 +1,5 @@
+import { DeadlineTicker } from '../common/deadline-ticker';
+
 /**
  * Redis, which holds the shared rate limits, concurrency slots and revocation marks, did not
  * answer (down, unreachable, timed out). The HTTP layer answers 503 `service_unavailable` with
@@ -16,10 +18,31 @@ export class LimiterUnavailableError extends Error {
   }
 }
 
-/** Runs one Redis call; any failure of it becomes a LimiterUnavailableError. */
+/**
+ * The longest a Redis call may go unanswered: a connection that stops answering without closing
+ * (lost packets, no RST) still fails the call. Kept here for every call, not by ioredis'
+ * `commandTimeout`, a timer per command (DeadlineTicker says why).
+ */
+export const REDIS_CALL_TIMEOUT_MS = 2_000;
+
+const unanswered = new DeadlineTicker<(err: Error) => void>(REDIS_CALL_TIMEOUT_MS, (fail) => fail(new Error('Command timed out')));
+
+/** Runs one Redis call; any failure of it, or no answer within REDIS_CALL_TIMEOUT_MS, becomes a LimiterUnavailableError. */
 export async function orLimiterUnavailable<T>(operation: string, redisCall: () => Promise<T>): Promise<T> {
   try {
-    return await redisCall();
+    return await new Promise<T>((resolve, reject) => {
+      unanswered.begin(reject);
+      redisCall().then(
+        (value) => {
+          unanswered.end(reject);
+          resolve(value);
+        },
+        (err: unknown) => {
+          unanswered.end(reject);
+          reject(err);
+        },
+      );
+    });
   } catch (err) {
     throw new LimiterUnavailableError(operation, err);
   }

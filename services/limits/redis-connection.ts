@@ -19,8 +19,8 @@ export const REDIS_OPTIONS = {
   // Commands in flight when the connection drops fail at once instead of being resent later.
   maxRetriesPerRequest: 0,
   connectTimeout: 2_000,
-  // A connection that stops answering without closing (lost packets, no RST) still fails a call.
-  commandTimeout: 2_000,
+  // No commandTimeout: a call left unanswered fails after REDIS_CALL_TIMEOUT_MS all the same
+  // (limiter-unavailable.ts), without a timer per command.
   // Never gives up; the wait between attempts grows to at most 1 s, so recovery is quick.
   retryStrategy: (attempt: number) => Math.min(50 * attempt, 1_000),
   // Commands issued in one event-loop turn (many requests' admissions, slot acquires and releases)
