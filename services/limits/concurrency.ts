@@ -33,8 +33,9 @@ export function assertMax(max: number): void {
 }
 
 /**
- * The slots this instance holds, grouped by scope, and one unref'd timer renewing them all while
- * any is held.
+ * The slots this instance holds, grouped by scope, and one unref'd timer renewing them all. Started
+ * with the first slot and kept until close: stopped whenever none was held, it was re-armed for
+ * nearly every call at moderate rates (services/common/deadline-ticker.ts says what timers cost).
  */
 export class HeldSlots {
   private readonly byScope = new Map<string, Set<string>>();
@@ -63,7 +64,6 @@ export class HeldSlots {
     const ids = this.byScope.get(scope);
     if (!ids?.delete(slotId)) return false;
     if (ids.size === 0) this.byScope.delete(scope);
-    if (this.byScope.size === 0) this.stop();
     return true;
   }
 
