@@ -98,9 +98,12 @@ export function createPgSql(connectionString: string, options: PgSqlOptions = {}
     return isDatabaseUnreachable(err) || isReadOnlyRefusal(err) ? new DatabaseUnavailableError(err, { commitOutcomeUnknown }) : err;
   };
 
-  // Outside transactions: each statement on whichever pooled connection is free. Checked out by
-  // hand (what pg-pool's own query does) so the watchdog knows the connection.
-  const pooled = async <R>(config: pg.QueryConfig & { rowMode?: 'array' }) => {
+  /**
+   * A connection of the host in use, checked out, and what broke it meanwhile: checked out, it has
+   * no listener of the pool's, and a connection lost then would be an unhandled 'error' event that
+   * ends the process. Released with a failure (or lost), the pool closes it instead of handing it out again.
+   */
+  const checkOut = async () => {
     let used: HostPool | undefined;
     let client: pg.PoolClient;
     try {
@@ -110,45 +113,43 @@ export function createPgSql(connectionString: string, options: PgSqlOptions = {}
       if (used) primary.failed(used, err);
       throw unavailableOr(err);
     }
-    // A connection lost meanwhile fails the statement; without a listener it would end the process.
     let lost: Error | undefined;
     const onError = (err: Error) => {
       lost ??= err;
     };
     client.on('error', onError);
+    return {
+      used,
+      client,
+      lost: () => lost,
+      release(failure: unknown) {
+        client.off('error', onError);
+        client.release(lost ?? (failure === undefined ? undefined : failure instanceof Error ? failure : new Error(String(failure))));
+      },
+    };
+  };
+
+  // Outside transactions: each statement on whichever pooled connection is free. Checked out by
+  // hand (what pg-pool's own query does) so the watchdog knows the connection.
+  const pooled = async <R>(config: pg.QueryConfig & { rowMode?: 'array' }) => {
+    const { used, client, lost, release } = await checkOut();
     let failed: unknown;
     try {
       return await watchdog.run(client, () => client.query<R & pg.QueryResultRow>({ ...config, name: config.values ? statementName(config.text) : undefined }));
     } catch (err) {
       failed = err;
-      primary.failed(used, lost ?? err);
+      primary.failed(used, lost() ?? err);
       throw unavailableOr(err);
     } finally {
-      client.off('error', onError);
-      // As pg-pool's query: after any failure the connection is closed, not handed out again.
-      client.release(lost ?? (failed === undefined ? undefined : failed instanceof Error ? failed : new Error(String(failed))));
+      // As pg-pool's query: after any failure the connection is closed.
+      release(failed);
     }
   };
   return {
     backend: 'postgres',
     ...executorOver(pooled),
     async transaction<T>(fn: (tx: TransactionExecutor) => Promise<T>): Promise<T> {
-      let used: HostPool | undefined;
-      let client: pg.PoolClient;
-      try {
-        used = await primary.acquire();
-        client = await used.pool.connect();
-      } catch (err) {
-        if (used) primary.failed(used, err);
-        throw unavailableOr(err);
-      }
-      // Checked out, the client has no listener of the pool's: without this one, a connection
-      // lost mid-transaction would be an unhandled 'error' event and end the process.
-      let lost: Error | undefined;
-      const onError = (err: Error) => {
-        lost ??= err;
-      };
-      client.on('error', onError);
+      const { used, client, lost, release } = await checkOut();
       // BEGIN goes with the first statement, deferred writes with the next one or with COMMIT.
       let begun = false;
       // From the round trip that carries COMMIT on, a lost connection leaves the outcome unknown.
@@ -196,9 +197,9 @@ export function createPgSql(connectionString: string, options: PgSqlOptions = {}
         return result;
       } catch (err) {
         const failure = unavailableOr(err, committing);
-        if (failure instanceof DatabaseUnavailableError || lost) {
+        if (failure instanceof DatabaseUnavailableError || lost()) {
           broken = failure;
-          primary.failed(used, lost ?? failure);
+          primary.failed(used, lost() ?? failure);
         } else if (begun) {
           await watchdog.run(client, () => client.query('ROLLBACK')).catch((rollbackError: unknown) => {
             broken = rollbackError;
@@ -207,9 +208,7 @@ export function createPgSql(connectionString: string, options: PgSqlOptions = {}
         }
         throw failure;
       } finally {
-        client.off('error', onError);
-        // With an error, the pool closes the client instead of handing a broken one out again.
-        client.release(lost ?? (broken instanceof Error ? broken : broken === undefined ? undefined : new Error(String(broken))));
+        release(broken);
       }
     },
     async listen(channel, onMessage, onReconnect, onLost) {
