@@ -154,6 +154,8 @@ export function createPgSql(connectionString: string, options: PgSqlOptions = {}
       let begun = false;
       // From the round trip that carries COMMIT on, a lost connection leaves the outcome unknown.
       let committing = false;
+      // COMMIT went with a statement (queryThenCommit): nothing may follow.
+      let committed = false;
       let deferred: SideStatement[] = [];
       const ahead = (): SideStatement[] => {
         const statements = begun ? deferred : [{ text: 'BEGIN' }, ...deferred];
@@ -162,6 +164,7 @@ export function createPgSql(connectionString: string, options: PgSqlOptions = {}
         return statements;
       };
       const send = async <R>(config: pg.QueryConfig & { rowMode?: 'array' }, after: SideStatement[] = []) => {
+        if (committed) throw new Error('the transaction has committed; no statement may follow');
         const before = ahead();
         try {
           if (!config.values && after.length === 0) {
@@ -182,14 +185,21 @@ export function createPgSql(connectionString: string, options: PgSqlOptions = {}
       const executor: TransactionExecutor = {
         ...executorOver(send),
         deferWrite(text, params) {
+          if (committed) throw new Error('the transaction has committed; no write may follow');
           deferred.push({ text, values: params });
+        },
+        async queryThenCommit<R>(text: string, params?: unknown[]) {
+          committing = true;
+          const r = await send<R>({ text, values: params ?? [] }, [{ text: 'COMMIT' }]);
+          committed = true;
+          return { rows: r.rows, rowCount: r.rowCount ?? 0 };
         },
       };
       let broken: unknown;
       try {
         const result = await fn(executor);
         committing = true;
-        if (begun || deferred.length > 0) {
+        if (!committed && (begun || deferred.length > 0)) {
           // The last deferred write (prepared, like any statement with parameters) carries COMMIT.
           const last = deferred.pop();
           await send(last ? { text: last.text, values: last.values } : { text: 'COMMIT' }, last ? [{ text: 'COMMIT' }] : []);

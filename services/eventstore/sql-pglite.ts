@@ -29,19 +29,34 @@ export async function createPgliteSql(dataDir?: string): Promise<Sql> {
         // No round trips to save in process: a deferred write runs at once, and what comes next
         // (a statement, the commit) waits for it and fails with it.
         let deferred: Promise<unknown> = Promise.resolve();
+        // queryThenCommit ran: nothing may follow (as on pg, where COMMIT went with it).
+        let committed = false;
+        const open = () => {
+          if (committed) throw new Error('the transaction has committed; no statement may follow');
+        };
         const executor = wrap(tx);
         const result = await fn({
           async query(text, params) {
+            open();
             await deferred;
             return executor.query(text, params);
           },
           async queryArrays(text, params) {
+            open();
             await deferred;
             return executor.queryArrays(text, params);
           },
           deferWrite(text, params) {
+            open();
             deferred = deferred.then(() => tx.query(text, params));
             deferred.catch(() => undefined); // read by whatever comes next
+          },
+          // In process there is no round trip to share: the commit follows when `fn` resolves.
+          async queryThenCommit(text, params) {
+            open();
+            committed = true;
+            await deferred;
+            return executor.query(text, params);
           },
         }).catch(async (err: unknown) => {
           // Rolled back only once a deferred write still running has ended (its own error aside).

@@ -24,6 +24,11 @@ export interface TransactionExecutor extends SqlExecutor {
    * transaction rolls back as if it had failed here.
    */
   deferWrite(text: string, params?: unknown[]): void;
+  /**
+   * The transaction's last statement, sent with its COMMIT in one round trip (the deferred writes
+   * ahead of it). Its rows are read as any statement's; nothing may follow it.
+   */
+  queryThenCommit<R = Record<string, unknown>>(text: string, params?: unknown[]): Promise<QueryResult<R>>;
 }
 
 export interface Sql extends SqlExecutor {

@@ -3,6 +3,8 @@ import type { Sql, SqlExecutor } from '../../services/eventstore/sql';
 export interface RecordedStatement {
   text: string;
   params: unknown[] | undefined;
+  /** Sent with the transaction's COMMIT (queryThenCommit). */
+  withCommit?: true;
 }
 
 /** `executor`, writing each statement down in `into` before it runs. */
@@ -44,6 +46,10 @@ export function recordingSql(sql: Sql): { sql: Sql; transactions: RecordedStatem
               deferWrite(text, params) {
                 statements.push({ text, params });
                 tx.deferWrite(text, params);
+              },
+              queryThenCommit(text, params) {
+                statements.push({ text, params, withCommit: true });
+                return tx.queryThenCommit(text, params);
               },
             }),
           );
