@@ -15,17 +15,61 @@ import {
  */
 export type LockedRows = Map<string, unknown>;
 
+/**
+ * A projection's writes that go in the append's own statement (appendIn), as data-modifying CTEs
+ * (`name AS (…)`, comma-separated). They may read `appended (positions, instants)`, one row: the
+ * append's events' positions and instants, in order, from 1 (appendedEvent). `param(n)` names their n-th parameter ($1 of `params`).
+ */
+export interface WritesWithAppend {
+  ctes(param: (n: number) => string): string;
+  params: unknown[];
+}
+
+/**
+ * How a projection's writes read an event from bigint columns of their parameters, in a CTE
+ * `FROM unnest(…) AS u(…) ${join}`: recorded events' own position and instant (ms since the
+ * epoch), or pending events' ordinals (in both columns), subscripts of `appended` as `alias`. A
+ * pending ordinal out of its range gives NULLs (a NOT NULL column, e.g. a position, refuses them).
+ */
+export function appendedEvent(form: 'recorded' | 'pending', alias: string, columns: { position?: string; instant?: string }) {
+  if (form === 'pending') {
+    const ordinal = columns.position ?? columns.instant;
+    return { join: `CROSS JOIN appended ${alias}`, position: `${alias}.positions[${ordinal}]`, instant: `${alias}.instants[${ordinal}]` };
+  }
+  return { join: '', position: columns.position ?? 'NULL', instant: columns.instant ? `(timestamptz 'epoch' + ${columns.instant} * interval '1 millisecond')` : 'NULL' };
+}
+
 /** A projection kept in the append transaction: if it throws, nothing is written. */
 export interface InlineProjection {
   readonly name: string;
+  /** The event types it writes for (others cost it nothing); absent: every type. */
+  readonly types?: readonly string[];
   apply(tx: TransactionExecutor, events: RecordedEvent[], locked?: LockedRows): Promise<void>;
+  /**
+   * Its writes for `events` planned before they are appended, to go in the append's statement:
+   * each event's `position` is then its ordinal in the append (from 1), and so is its
+   * `recordedAt`'s time value (appendedEvent finds both); its `transactionId` is the
+   * same for all. Null writes: nothing to write; `locked`: the rows as the writes leave them.
+   * Undefined when these events need more (a read, their positions in JS): `apply` runs after
+   * the append instead.
+   */
+  withAppend?(events: RecordedEvent[], locked: ReadonlyMap<string, unknown>): { writes: WritesWithAppend | null; locked: [string, unknown][] } | undefined;
+}
+
+export interface AppendOptions {
+  /**
+   * The transaction's last write: when every inline projection can go in the append's statement
+   * (withAppend) and `expected` is 'any', COMMIT goes with it in one round trip; otherwise the
+   * append runs as any other and the transaction commits when it ends.
+   */
+  last?: boolean;
 }
 
 /** Appends that commit together, with the inline projections of each. */
 export interface StoreTransaction {
   readonly sql: TransactionExecutor;
   readonly locked: LockedRows;
-  append(stream: string, events: NewEvent[], expected?: ExpectedVersion): Promise<RecordedEvent[]>;
+  append(stream: string, events: NewEvent[], expected?: ExpectedVersion, options?: AppendOptions): Promise<RecordedEvent[]>;
 }
 
 export interface EventRow {
@@ -80,7 +124,14 @@ export class EventStore {
       fn({
         sql: sqlTx,
         locked,
-        append: async (stream, events, expected = 'any') => {
+        append: async (stream, events, expected = 'any', options = {}) => {
+          const withAppend = options.last && expected === 'any' ? this.writesWithAppend(stream, events, locked) : undefined;
+          if (withAppend) {
+            const recorded = await appendIn(sqlTx, stream, events, expected, { writes: withAppend.writes, commit: true });
+            for (const [key, row] of withAppend.locked) locked.set(key, row);
+            committed.push(...recorded);
+            return recorded;
+          }
           const recorded = await appendIn(sqlTx, stream, events, expected);
           for (const projection of this.inlineProjections) await projection.apply(sqlTx, recorded, locked);
           committed.push(...recorded);
@@ -90,6 +141,36 @@ export class EventStore {
     );
     if (committed.length > 0) for (const listener of this.appendedListeners) listener(committed);
     return result;
+  }
+
+  /**
+   * Every inline projection's writes for `events` planned ahead (InlineProjection.withAppend), or
+   * undefined when one of them needs to run after the append.
+   */
+  private writesWithAppend(stream: string, events: NewEvent[], locked: LockedRows) {
+    const pending: RecordedEvent[] = events.map((e, i) => ({
+      position: i + 1,
+      stream,
+      version: 0,
+      type: e.type,
+      data: e.data ?? null,
+      metadata: e.metadata ?? {},
+      transactionId: 'pending',
+      recordedAt: new Date(i + 1),
+    }));
+    const writes: WritesWithAppend[] = [];
+    const lockedAfter: [string, unknown][] = [];
+    // Each plans from the rows as the previous ones left them, as apply() in turn would.
+    const view = new Map(locked);
+    for (const projection of this.inlineProjections) {
+      if (projection.types && !events.some((e) => projection.types!.includes(e.type))) continue;
+      const planned = projection.withAppend?.(pending, view);
+      if (!planned) return undefined;
+      if (planned.writes) writes.push(planned.writes);
+      for (const [key, row] of planned.locked) view.set(key, row);
+      lockedAfter.push(...planned.locked);
+    }
+    return { writes, locked: lockedAfter };
   }
 
   /**
@@ -227,30 +308,44 @@ export async function readTypedPageIn(executor: SqlExecutor, after: Checkpoint, 
  * No row back means the expectation failed.
  */
 async function appendIn(
-  tx: SqlExecutor,
+  tx: TransactionExecutor,
   stream: string,
   events: NewEvent[],
   expected: ExpectedVersion,
+  options: { writes?: WritesWithAppend[]; commit?: boolean } = {},
 ): Promise<RecordedEvent[]> {
   if (events.length === 0) return [];
   const count = events.length;
+  const params: unknown[] = [stream, count];
   // One JSON document for the whole append: no per-element escaping of text arrays, and each
   // event's data and metadata read back as JSON (undefined fields dropped) like the log keeps them.
   const sent = JSON.stringify(events.map((e) => [e.type, e.data ?? null, e.metadata ?? {}]));
   // One row back, not one per event: the events of a transaction share its id, and the positions
   // and recorded instants (in ms, as the column keeps them) come as JSON arrays in version order.
-  const { rows } = await tx.query<{ positions: number[] | null; recorded_ms: number[]; first_version: number; transaction_id: string }>(
-    `WITH bumped AS (${bumpStreamVersion(expected)}), inserted AS (
+  params.push(sent);
+  if (typeof expected === 'number' && expected > 0) params.push(expected);
+  // The projections' writes planned ahead read the positions from `appended`, by ordinal.
+  let projected = '';
+  if (options.writes && options.writes.length > 0) {
+    projected =
+      ', appended AS (SELECT array_agg(position ORDER BY version) AS positions, array_agg(recorded_at ORDER BY version) AS instants FROM inserted)';
+    for (const w of options.writes) {
+      const offset = params.length;
+      projected += `, ${w.ctes((n) => `$${offset + n}`)}`;
+      params.push(...w.params);
+    }
+  }
+  const text = `WITH bumped AS (${bumpStreamVersion(expected)}), inserted AS (
        INSERT INTO events (stream, version, type, data, metadata)
        SELECT $1::text, bumped.version - $2::bigint + x.ord, x.event->>0, x.event->1, x.event->2
          FROM bumped, jsonb_array_elements($3::jsonb) WITH ORDINALITY AS x(event, ord)
-       RETURNING position, version, recorded_at)
+       RETURNING position, version, recorded_at)${projected}
      SELECT json_agg(position ORDER BY version) AS positions,
             json_agg((extract(epoch FROM recorded_at) * 1000)::bigint ORDER BY version) AS recorded_ms,
             min(version) AS first_version, pg_current_xact_id()::text AS transaction_id
-       FROM inserted`,
-    [stream, count, sent, ...(typeof expected === 'number' && expected > 0 ? [expected] : [])],
-  );
+       FROM inserted`;
+  type Appended = { positions: number[] | null; recorded_ms: number[]; first_version: number; transaction_id: string };
+  const { rows } = options.commit ? await tx.queryThenCommit<Appended>(text, params) : await tx.query<Appended>(text, params);
   const appended = rows[0];
   if (!appended?.positions) {
     const { rows: current } = await tx.query<{ version: number }>('SELECT version FROM streams WHERE stream = $1', [stream]);

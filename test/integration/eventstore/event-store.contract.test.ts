@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EventStore, type InlineProjection } from '../../../services/eventstore/event-store';
+import { appendedEvent, EventStore, type InlineProjection } from '../../../services/eventstore/event-store';
 import { migrate } from '../../../services/eventstore/migrate';
 import type { Sql } from '../../../services/eventstore/sql';
 import { createPgSql } from '../../../services/eventstore/sql-pg';
@@ -7,6 +7,7 @@ import { createPgliteSql } from '../../../services/eventstore/sql-pglite';
 import { catchUp, processBatch, readCheckpoint, resetSubscription, startSubscription, type SubscriptionHandler } from '../../../services/eventstore/subscription';
 import { START, WrongExpectedVersionError, type RecordedEvent } from '../../../services/eventstore/types';
 import { createTestDatabase, serverUrl } from '../../support/servers';
+import { recordingSql } from '../../support/recording-sql';
 
 type Backend = { name: string; open(): Promise<{ sql: Sql; openAnother(): Sql | null; cleanup(): Promise<void> }> };
 
@@ -60,6 +61,33 @@ const counterProjection: InlineProjection = {
   },
 };
 
+/**
+ * A projection that plans its writes before the append (withAppend): a row per 'Planned' event
+ * with its position and instant. `data.shift` moves the ordinal it names (out of range: refused).
+ */
+const plannedProjection: InlineProjection = {
+  name: 'planned',
+  types: ['Planned'],
+  async apply(tx, events) {
+    for (const e of events.filter((x) => x.type === 'Planned')) {
+      await tx.query('INSERT INTO test_planned (position, stream, recorded_at) VALUES ($1, $2, $3)', [e.position, e.stream, e.recordedAt]);
+    }
+  },
+  withAppend(events) {
+    const planned = events.filter((e) => e.type === 'Planned');
+    const event = appendedEvent('pending', 'planned_event', { position: 'u.ord' });
+    return {
+      writes: {
+        ctes: (p) => `test_planned_rows AS (
+          INSERT INTO test_planned (position, stream, recorded_at)
+          SELECT ${event.position}, ${p(2)}::text, ${event.instant} FROM unnest(${p(1)}::bigint[]) AS u(ord) ${event.join})`,
+        params: [planned.map((e) => e.position + ((e.data as { shift?: number }).shift ?? 0)), planned[0]?.stream ?? ''],
+      },
+      locked: [],
+    };
+  },
+};
+
 describe.each(backends)('event store contract on $name', (backend) => {
   let sql: Sql;
   let store: EventStore;
@@ -71,6 +99,7 @@ describe.each(backends)('event store contract on $name', (backend) => {
     await migrate(sql);
     await sql.query('CREATE TABLE test_counters (stream text PRIMARY KEY, n int NOT NULL)');
     await sql.query('CREATE TABLE test_seen (position bigint PRIMARY KEY, stream text NOT NULL)');
+    await sql.query('CREATE TABLE test_planned (position bigint PRIMARY KEY, stream text NOT NULL, recorded_at timestamptz NOT NULL)');
     store = new EventStore(sql, [counterProjection]);
   });
   afterAll(async () => cleanup?.());
@@ -133,6 +162,65 @@ describe.each(backends)('event store contract on $name', (backend) => {
     });
     expect(await store.readStream(s)).toHaveLength(1);
     expect(await store.readStream(`${s}-other`)).toHaveLength(1);
+  });
+
+  describe("a transaction's last append (AppendOptions.last)", () => {
+    const planned = async (s: string) =>
+      (
+        await sql.query<{ same: boolean }>(
+          `SELECT e.position IS NOT NULL AND e.recorded_at = p.recorded_at AND e.type = 'Planned' AS same
+             FROM test_planned p LEFT JOIN events e ON e.position = p.position WHERE p.stream = $1 ORDER BY p.position`,
+          [s],
+        )
+      ).rows.map((r) => r.same);
+
+    it("carries COMMIT, its projections' writes planned in its statement with each event's position and instant; nothing may follow it", async () => {
+      const recording = recordingSql(sql);
+      const plannedStore = new EventStore(recording.sql, [plannedProjection]);
+      const s = stream();
+      const after = await plannedStore.transaction(async (tx) => {
+        await tx.append(`${s}-first`, [{ type: 'Other', data: {} }]);
+        const recorded = await tx.append(s, [{ type: 'Planned', data: {} }, { type: 'Other', data: {} }, { type: 'Planned', data: {} }], 'any', { last: true });
+        expect(recorded.map((e) => e.version)).toEqual([1, 2, 3]);
+        return tx.sql.query('SELECT 1').then(
+          () => 'ran',
+          (err: Error) => err.message,
+        );
+      });
+      expect(after).toMatch(/committed/);
+      // The first append; the last one, with COMMIT; the SELECT, refused before it was sent.
+      expect(recording.transactions.at(-1)!.map((st) => Boolean(st.withCommit))).toEqual([false, true, false]);
+      expect(await planned(s)).toEqual([true, true]);
+      expect(await store.readStream(`${s}-first`)).toHaveLength(1);
+    });
+
+    it('runs as any other append, its projections after it, when one of them cannot plan ahead (or `expected` is a version)', async () => {
+      const mixed = new EventStore(sql, [plannedProjection, counterProjection]);
+      const s = stream();
+      await mixed.transaction(async (tx) => {
+        await tx.append(s, [{ type: 'Planned', data: {} }], 'any', { last: true });
+        await tx.append(s, [{ type: 'Planned', data: {} }], 1, { last: true });
+        // Not committed yet: the transaction goes on.
+        expect((await tx.sql.query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
+      });
+      expect(await planned(s)).toEqual([true, true]);
+      const { rows } = await sql.query<{ n: number }>('SELECT n FROM test_counters WHERE stream = $1', [s]);
+      expect(rows).toEqual([{ n: 2 }]);
+    });
+
+    it('a planned write that fails (a position out of range) rolls the whole transaction back', async () => {
+      const plannedStore = new EventStore(sql, [plannedProjection]);
+      const s = stream();
+      await expect(
+        plannedStore.transaction(async (tx) => {
+          await tx.append(`${s}-first`, [{ type: 'Other', data: {} }]);
+          await tx.append(s, [{ type: 'Planned', data: { shift: 100 } }], 'any', { last: true });
+        }),
+      ).rejects.toThrow(/null value/);
+      expect(await store.readStream(s)).toEqual([]);
+      expect(await store.readStream(`${s}-first`)).toEqual([]);
+      expect(await planned(s)).toEqual([]);
+    });
   });
 
   describe('deferred writes of a transaction (sent with the next statement or the COMMIT)', () => {
