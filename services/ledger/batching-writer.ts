@@ -122,7 +122,9 @@ async function runBatch(tx: StoreTransaction, batch: WorkspaceJob<unknown>[]): P
       outcomes.push({ ok: false, error });
     }
   }
-  for (const stream of [...appends.keys()].sort()) await tx.append(stream, appends.get(stream)!);
+  const ordered = [...appends.keys()].sort();
+  // The last append carries COMMIT when its projections can go in its statement (AppendOptions).
+  for (const [i, stream] of ordered.entries()) await tx.append(stream, appends.get(stream)!, 'any', { last: i === ordered.length - 1 });
   return outcomes;
 }
 

@@ -1,23 +1,23 @@
 import type { EventData } from '../../contracts/events';
-import type { InlineProjection } from '../eventstore/event-store';
+import { appendedEvent, type InlineProjection, type WritesWithAppend } from '../eventstore/event-store';
 import type { RecordedEvent } from '../eventstore/types';
 import { KEY_CHANGES_CHANNEL, keyCreatedPayload } from '../keys/authenticator';
 import { CACHE_CHANGES_CHANNEL, cacheAliasesChangedBy } from '../lookup/cache-index-memory';
 import { MEMBERS_PROJECTION_TABLES, membersProjection } from './members';
 import { projectionOf } from './handlers';
 import { lockedWorkspaceKey, SELECT_WORKSPACES_FOR_UPDATE, workspaceRowOf, type WorkspaceRow } from '../ledger/locked-workspace';
-import { chargeRowsToStore, planLedgerWrites, workspacesTouched } from './ledger-plan';
-
-const iso = (d: Date) => d.toISOString();
+import { chargeRowsToStore, planLedgerWrites, workspacesTouched, type LedgerWrites } from './ledger-plan';
 
 /**
  * Workspace balance and limits, the ledger view with balance_after, and the charges not settled
  * in their own transaction (chargeRowsToStore). Set-based:
  * one read of the touched workspaces (locked, in id order) unless the transaction has locked them
  * already, the pure plan, then one statement writing every table, however many events there
- * are: a batch of charges costs the same statements as one charge.
+ * are: a batch of charges costs the same statements as one charge. When the rows are locked
+ * already, the writes go in the append's own statement (withAppend), and the batching writer's
+ * COMMIT with it: one round trip for append, projection and commit.
  */
-export const ledgerProjection: InlineProjection & { types: string[] } = {
+export const ledgerProjection: InlineProjection = {
   name: 'ledger',
   types: ['WorkspaceCreated', 'CreditsGranted', 'LimitsChanged', 'LookupCharged', 'LookupRefunded', 'LookupCompleted'],
   async apply(tx, events, locked = new Map()) {
@@ -33,44 +33,76 @@ export const ledgerProjection: InlineProjection & { types: string[] } = {
       for (const r of rows) current.set(r.id, workspaceRowOf(r));
     }
     const plan = planLedgerWrites(current, events);
-    const { workspaces: ws, ledgerEntries: le } = plan;
-    const ch = chargeRowsToStore(plan);
-    for (const w of ws) locked.set(lockedWorkspaceKey(w.id), w);
-    // Earlier charges refunded and/or settled here, one row each (a statement may not update a row twice).
-    const earlier = new Map<string, { credits: number | null; settled: boolean }>();
-    for (const r of plan.refunds) earlier.set(r.request_id, { credits: r.credits, settled: false });
-    for (const id of plan.settled) earlier.set(id, { credits: earlier.get(id)?.credits ?? null, settled: true });
-    if (ws.length + le.length + ch.length + earlier.size === 0) return;
-    // Every table in ONE statement (one round trip per batch, however many events): each part
-    // writes nothing when its arrays are empty.
+    for (const w of plan.workspaces) locked.set(lockedWorkspaceKey(w.id), w);
+    const writes = ledgerWrites(plan, 'recorded');
     // Nobody reads its result: it goes with the transaction's next statement or its COMMIT.
-    tx.deferWrite(
-      `WITH upsert_workspaces AS (
-         INSERT INTO workspaces (id, name, balance, max_concurrency, created_at, last_ledger_hash)
-         SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::int[], $5::timestamptz[], $6::text[])
-         ON CONFLICT (id) DO UPDATE SET balance = EXCLUDED.balance, max_concurrency = EXCLUDED.max_concurrency,
-           last_ledger_hash = EXCLUDED.last_ledger_hash
-       ), insert_entries AS (
-         INSERT INTO ledger_entries (position, workspace_id, type, request_id, key_id, credits, balance_after, recorded_at)
-         SELECT * FROM unnest($7::bigint[], $8::text[], $9::text[], $10::text[], $11::text[], $12::bigint[], $13::bigint[], $14::timestamptz[])
-       ), insert_charges AS (
-         INSERT INTO charges (request_id, workspace_id, key_id, operation, credits, charged_at, refunded_credits, settled)
-         SELECT * FROM unnest($15::text[], $16::text[], $17::text[], $18::text[], $19::bigint[], $20::timestamptz[], $21::bigint[], $22::boolean[])
-       )
-       UPDATE charges c SET refunded_credits = coalesce(u.credits, c.refunded_credits), settled = c.settled OR u.settled
-         FROM unnest($23::text[], $24::bigint[], $25::boolean[]) AS u(request_id, credits, settled)
-        WHERE c.request_id = u.request_id`,
-      [
-        ws.map((w) => w.id), ws.map((w) => w.name), ws.map((w) => w.balance), ws.map((w) => w.max_concurrency), ws.map((w) => iso(w.created_at)), ws.map((w) => w.last_ledger_hash),
-        le.map((x) => x.position), le.map((x) => x.workspace_id), le.map((x) => x.type), le.map((x) => x.request_id),
-        le.map((x) => x.key_id), le.map((x) => x.credits), le.map((x) => x.balance_after), le.map((x) => iso(x.recorded_at)),
-        ch.map((c) => c.request_id), ch.map((c) => c.workspace_id), ch.map((c) => c.key_id), ch.map((c) => c.operation),
-        ch.map((c) => c.credits), ch.map((c) => iso(c.charged_at)), ch.map((c) => c.refunded_credits), ch.map((c) => c.settled),
-        [...earlier.keys()], [...earlier.values()].map((u) => u.credits), [...earlier.values()].map((u) => u.settled),
-      ],
-    );
+    if (writes) tx.deferWrite(`WITH ${writes.ctes((n) => `$${n}`)} SELECT 1`, writes.params);
+  },
+  withAppend(events, locked) {
+    // A workspace's creation has no locked row to plan from (and its instant is its row's).
+    if (events.some((e) => e.type === 'WorkspaceCreated')) return undefined;
+    const current = new Map<string, WorkspaceRow>();
+    for (const id of workspacesTouched(events)) {
+      const row = locked.get(lockedWorkspaceKey(id)) as WorkspaceRow | undefined;
+      // A row this transaction has not read: apply() reads it after the append.
+      if (!row) return undefined;
+      current.set(id, row);
+    }
+    const plan = planLedgerWrites(current, events);
+    return { writes: ledgerWrites(plan, 'pending'), locked: plan.workspaces.map((w): [string, unknown] => [lockedWorkspaceKey(w.id), w]) };
   },
 };
+
+/**
+ * Every table of the plan in one set of CTEs (each writes nothing when its arrays are empty);
+ * null when there is nothing to write. Positions and instants as appendedEvent reads them:
+ * 'recorded' events' own, or 'pending' (planned before the append) their ordinals. A
+ * workspace row's created_at is always its own (pending events never create one).
+ */
+function ledgerWrites(plan: LedgerWrites, form: 'recorded' | 'pending'): WritesWithAppend | null {
+  const { workspaces: ws, ledgerEntries: le } = plan;
+  const ch = chargeRowsToStore(plan);
+  // Earlier charges refunded and/or settled here, one row each (a statement may not update a row twice).
+  const earlier = new Map<string, { credits: number | null; settled: boolean }>();
+  for (const r of plan.refunds) earlier.set(r.request_id, { credits: r.credits, settled: false });
+  for (const id of plan.settled) earlier.set(id, { credits: earlier.get(id)?.credits ?? null, settled: true });
+  if (ws.length + le.length + ch.length + earlier.size === 0) return null;
+  const created = appendedEvent('recorded', 'created', { instant: 'u.created_at' });
+  const entry = appendedEvent(form, 'entry', { position: 'u.position', instant: 'u.recorded_at' });
+  const charge = appendedEvent(form, 'charge', { instant: 'u.charged_at' });
+  return {
+    ctes: (p) => `ledger_workspaces AS (
+         INSERT INTO workspaces (id, name, balance, max_concurrency, created_at, last_ledger_hash)
+         SELECT u.id, u.name, u.balance, u.max_concurrency, ${created.instant}, u.last_ledger_hash
+           FROM unnest(${p(1)}::text[], ${p(2)}::text[], ${p(3)}::bigint[], ${p(4)}::int[], ${p(5)}::bigint[], ${p(6)}::text[])
+             AS u(id, name, balance, max_concurrency, created_at, last_ledger_hash)
+         ON CONFLICT (id) DO UPDATE SET balance = EXCLUDED.balance, max_concurrency = EXCLUDED.max_concurrency,
+           last_ledger_hash = EXCLUDED.last_ledger_hash
+       ), ledger_entries_written AS (
+         INSERT INTO ledger_entries (position, workspace_id, type, request_id, key_id, credits, balance_after, recorded_at)
+         SELECT ${entry.position}, u.workspace_id, u.type, u.request_id, u.key_id, u.credits, u.balance_after, ${entry.instant}
+           FROM unnest(${p(7)}::bigint[], ${p(8)}::text[], ${p(9)}::text[], ${p(10)}::text[], ${p(11)}::text[], ${p(12)}::bigint[], ${p(13)}::bigint[], ${p(14)}::bigint[])
+             AS u(position, workspace_id, type, request_id, key_id, credits, balance_after, recorded_at) ${entry.join}
+       ), ledger_charges AS (
+         INSERT INTO charges (request_id, workspace_id, key_id, operation, credits, charged_at, refunded_credits, settled)
+         SELECT u.request_id, u.workspace_id, u.key_id, u.operation, u.credits, ${charge.instant}, u.refunded_credits, u.settled
+           FROM unnest(${p(15)}::text[], ${p(16)}::text[], ${p(17)}::text[], ${p(18)}::text[], ${p(19)}::bigint[], ${p(20)}::bigint[], ${p(21)}::bigint[], ${p(22)}::boolean[])
+             AS u(request_id, workspace_id, key_id, operation, credits, charged_at, refunded_credits, settled) ${charge.join}
+       ), ledger_earlier_charges AS (
+         UPDATE charges c SET refunded_credits = coalesce(u.credits, c.refunded_credits), settled = c.settled OR u.settled
+           FROM unnest(${p(23)}::text[], ${p(24)}::bigint[], ${p(25)}::boolean[]) AS u(request_id, credits, settled)
+          WHERE c.request_id = u.request_id
+       )`,
+    params: [
+      ws.map((w) => w.id), ws.map((w) => w.name), ws.map((w) => w.balance), ws.map((w) => w.max_concurrency), ws.map((w) => w.created_at.getTime()), ws.map((w) => w.last_ledger_hash),
+      le.map((x) => x.position), le.map((x) => x.workspace_id), le.map((x) => x.type), le.map((x) => x.request_id),
+      le.map((x) => x.key_id), le.map((x) => x.credits), le.map((x) => x.balance_after), le.map((x) => x.recorded_at.getTime()),
+      ch.map((c) => c.request_id), ch.map((c) => c.workspace_id), ch.map((c) => c.key_id), ch.map((c) => c.operation),
+      ch.map((c) => c.credits), ch.map((c) => c.charged_at.getTime()), ch.map((c) => c.refunded_credits), ch.map((c) => c.settled),
+      [...earlier.keys()], [...earlier.values()].map((u) => u.credits), [...earlier.values()].map((u) => u.settled),
+    ],
+  };
+}
 
 /**
  * API keys, read by authentication; revocation is visible the moment it commits. A new key's hash

@@ -1,6 +1,6 @@
 import type { EventData } from '../../contracts/events';
 import type { RecordedEvent } from '../eventstore/types';
-import type { InlineProjection } from '../eventstore/event-store';
+import { appendedEvent, type InlineProjection, type WritesWithAppend } from '../eventstore/event-store';
 import { projectionOf } from './handlers';
 import { endedInError } from './usage';
 
@@ -45,32 +45,47 @@ const membershipProjection = projectionOf('console', {
 
 /**
  * Plus the calls that ended in an error, for the overview: one statement for all of a
- * batch's, so a group commit of N lookups costs the same statements as one.
+ * batch's, so a group commit of N lookups costs the same statements as one. With no membership
+ * event among them, that statement can go in the append's own (withAppend).
  */
-export const membersProjection: InlineProjection & { types: string[] } = {
+export const membersProjection: InlineProjection = {
   name: membershipProjection.name,
   types: [...membershipProjection.types, 'LookupCompleted'],
   async apply(tx, events) {
     await membershipProjection.apply(tx, events);
-    const errors = events.filter(
-      (e): e is RecordedEvent<EventData<'LookupCompleted'>> => e.type === 'LookupCompleted' && endedInError(e.data as EventData<'LookupCompleted'>),
-    );
-    if (errors.length === 0) return;
-    await tx.query(
-      `INSERT INTO console_errors (position, workspace_id, request_id, key_id, operation, error_code, recorded_at)
-       SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::timestamptz[])`,
-      [
-        errors.map((e) => e.position),
-        errors.map((e) => e.data.workspace_id),
-        errors.map((e) => e.data.request_id),
-        errors.map((e) => e.data.key_id),
-        errors.map((e) => e.data.operation),
-        errors.map((e) => e.data.error_code),
-        errors.map((e) => e.recordedAt.toISOString()),
-      ],
-    );
+    const writes = consoleErrorWrites(events, 'recorded');
+    if (writes) await tx.query(`WITH ${writes.ctes((n) => `$${n}`)} SELECT 1`, writes.params);
+  },
+  withAppend(events) {
+    if (events.some((e) => membershipProjection.types.includes(e.type))) return undefined;
+    return { writes: consoleErrorWrites(events, 'pending'), locked: [] };
   },
 };
+
+/** The lookups among `events` that ended in an error; positions and instants as in ledgerWrites (inline.ts). */
+function consoleErrorWrites(events: RecordedEvent[], form: 'recorded' | 'pending'): WritesWithAppend | null {
+  const errors = events.filter(
+    (e): e is RecordedEvent<EventData<'LookupCompleted'>> => e.type === 'LookupCompleted' && endedInError(e.data as EventData<'LookupCompleted'>),
+  );
+  if (errors.length === 0) return null;
+  const completed = appendedEvent(form, 'completed', { position: 'u.position', instant: 'u.recorded_at' });
+  return {
+    ctes: (p) => `console_errors_written AS (
+       INSERT INTO console_errors (position, workspace_id, request_id, key_id, operation, error_code, recorded_at)
+       SELECT ${completed.position}, u.workspace_id, u.request_id, u.key_id, u.operation, u.error_code, ${completed.instant}
+         FROM unnest(${p(1)}::bigint[], ${p(2)}::text[], ${p(3)}::text[], ${p(4)}::text[], ${p(5)}::text[], ${p(6)}::text[], ${p(7)}::bigint[])
+           AS u(position, workspace_id, request_id, key_id, operation, error_code, recorded_at) ${completed.join})`,
+    params: [
+      errors.map((e) => e.position),
+      errors.map((e) => e.data.workspace_id),
+      errors.map((e) => e.data.request_id),
+      errors.map((e) => e.data.key_id),
+      errors.map((e) => e.data.operation),
+      errors.map((e) => e.data.error_code),
+      errors.map((e) => e.recordedAt.getTime()),
+    ],
+  };
+}
 
 /** Tables the projection owns (for rebuilds); credentials, sessions and sign-in failures are plain state. */
 export const MEMBERS_PROJECTION_TABLES = ['members', 'invitations', 'api_key_creators', 'console_errors'];

@@ -68,6 +68,33 @@ describe.each(ledgerBackends())('batching writer on $name', (backendDef) => {
     expect(afterA).toEqual(Array.from({ length: 50 }, (_, i) => 1_000 - 3 * (i + 1)));
   });
 
+  it('given cache hits and a live charge in one batch, when it commits, then it costs two round trips (the lock; the append with the ledger writes and COMMIT), and the ledger lines and the charge row carry the positions and instants of their events', async () => {
+    const ws = await createWorkspace(store, { name: 'Two round trips', credits: 100 });
+    const mark = transactions.length;
+    const hit = () =>
+      charge(writer, { workspaceId: ws, requestId: newRequestId(), keyId: KEY, operation: 'domain', credits: 1, completed: { outcome: 'success', cache_status: 'HIT', credits_charged: 1, error_code: null } });
+    await Promise.all([hit(), chargeOf(ws, 2), hit()]);
+
+    const batches = writerTransactionsSince(mark);
+    expect(batches.map((batch) => batch.map((s) => (isWriterLock(s) ? 'lock' : s.withCommit && /INSERT INTO events[\s\S]*INSERT INTO ledger_entries/.test(s.text) ? 'append + ledger + COMMIT' : s.text)))).toEqual([
+      ['lock', 'append + ledger + COMMIT'],
+    ]);
+    const { rows: lines } = await store.sql.query<{ same: boolean }>(
+      `SELECT e.position IS NOT NULL AND le.recorded_at = e.recorded_at AND le.request_id = e.metadata->>'request_id' AS same
+         FROM ledger_entries le LEFT JOIN events e ON e.position = le.position WHERE le.workspace_id = $1 AND le.type = 'LookupCharged'`,
+      [ws],
+    );
+    expect(lines.map((l) => l.same)).toEqual([true, true, true]);
+    // Only the live charge (not settled in its own transaction) has a row.
+    const { rows: charges } = await store.sql.query<{ same: boolean }>(
+      `SELECT c.charged_at = e.recorded_at AS same FROM charges c JOIN events e ON e.metadata->>'request_id' = c.request_id AND e.type = 'LookupCharged' WHERE c.workspace_id = $1`,
+      [ws],
+    );
+    expect(charges.map((c) => c.same)).toEqual([true]);
+    expect(await balance(store.sql, ws)).toBe(100 - 4);
+    expect((await audit(store)).mismatches).toEqual([]);
+  });
+
   it('given 30 charges each submitted from its own event-loop callback (as requests read from 30 sockets are), when they commit, then they share one transaction', async () => {
     const ws = await createWorkspace(store, { name: 'Sockets', credits: 1_000 });
     const mark = transactions.length;
