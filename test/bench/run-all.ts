@@ -22,6 +22,7 @@
 //   BENCH_SERVER_NODE_FLAGS="--flag ..."  Node/V8 flags for every server child (GC settings, say), space-separated
 //   BENCH_ONLY=ab                       only (a) and the variant above, interleaved (BENCH_ROUNDS rounds, default 2);
 //                                       `{database}` in BENCH_VARIANT's value is the run's scratch database
+//   BENCH_AB_STEADY=1                   with BENCH_ONLY=ab: the steady rates (h) too, the variant in the bare route's place
 //
 // A whole run writes its summary (machine, table, CPU per request per process from /proc, memory,
 // the issue-12 targets met or not, group commits, storage, profile) between the markers of
@@ -497,7 +498,7 @@ async function chargedTargets(instances: ServerChild[], ws: Workspace, name: str
  * BENCH_ONLY=ab: the charged hit (a) against one variant instance on the same database, Redis and
  * workspace (BENCH_VARIANT's setting, or BENCH_VARIANT_TREE's code), interleaved, nothing else.
  */
-async function abRun(env: Record<string, string>, ws: Workspace, hit: Target, servers: ProcessGroup[], seconds: number): Promise<LoadResult[]> {
+async function abRun(env: Record<string, string>, ws: Workspace, hit: Target, servers: ProcessGroup[], seconds: number, databaseUrl: string) {
   const variantEnv = process.env.BENCH_VARIANT?.split('=');
   const tree = process.env.BENCH_VARIANT_TREE;
   if (!variantEnv && !tree) throw new Error('BENCH_ONLY=ab needs BENCH_VARIANT=NAME=value or BENCH_VARIANT_TREE=/path');
@@ -506,7 +507,11 @@ async function abRun(env: Record<string, string>, ws: Workspace, hit: Target, se
   const variant = await startChild('api', variantEnv ? { ...env, [variantEnv[0]!]: value! } : env, [], tree);
   try {
     const name = `${PG_HIT}, ${variantEnv ? process.env.BENCH_VARIANT : `code of ${tree}`}`;
-    return await interleave([{ name: PG_HIT, target: hit }, { name, target: await chargedTarget(variant, ws, 'variant', false, servers) }], seconds);
+    const target = await chargedTarget(variant, ws, 'variant', false, servers);
+    const results = await interleave([{ name: PG_HIT, target: hit }, { name, target }], seconds);
+    // BENCH_AB_STEADY=1: the steady rates too, the variant in the bare route's place.
+    const steady = process.env.BENCH_AB_STEADY === '1' ? await steadyRun(hit, { scenario: name, target }, databaseUrl, benchSeconds(10, 'BENCH_STEADY_SECONDS')) : undefined;
+    return { results, steady };
   } finally {
     await variant.stop();
   }
@@ -540,7 +545,7 @@ async function benchPostgres(seconds: number, latencyOnly: boolean, abOnly = fal
       const idempotent = latencyOnly || abOnly ? undefined : await chargedTarget(api, ws, 'hit-idempotent', true, servers);
       hitBody = (await lookupOnce(api.url, hit.key)).body;
       if (abOnly) {
-        results = await abRun(env, ws, hit, servers, seconds);
+        ({ results, steady } = await abRun(env, ws, hit, servers, seconds, database.url));
         return { results, hitBody, profile, memory, storage, redisKeys, steady };
       }
       const bare = await startChild('bare', { BENCH_BARE_BODY: JSON.stringify(hitBody) });
@@ -580,7 +585,7 @@ async function benchPostgres(seconds: number, latencyOnly: boolean, abOnly = fal
         if (twoInstances) scenarios.push({ name: PG_TWO_INSTANCES, target: twoInstances });
         if (variant) scenarios.push({ name: `PostgreSQL+Redis, cache hit, ${process.env.BENCH_VARIANT}`, target: await chargedTarget(variant, ws, 'variant', false, servers) });
         results = await interleave(scenarios, seconds);
-        steady = await steadyRun(hit, bareTarget, database.url, benchSeconds(10, 'BENCH_STEADY_SECONDS'));
+        steady = await steadyRun(hit, { scenario: BARE, target: bareTarget }, database.url, benchSeconds(10, 'BENCH_STEADY_SECONDS'));
         if (twoInstances) {
           [redisKeys] = await Promise.all([
             sleep(REDIS_SAMPLE_SECONDS * 500).then(() => sampleRedisKeys(database.url, REDIS_URL)),
@@ -692,9 +697,9 @@ async function untilQuiet(processes: ProcessGroup[]): Promise<number> {
  * every table's write counters read before and after (each reading waits for PostgreSQL to flush
  * the backends' counters). Only the charged hit writes, so the writes are per charged hit.
  */
-async function steadyRun(charged: Target, bare: Target, databaseUrl: string, seconds: number): Promise<SteadyRun> {
+async function steadyRun(charged: Target, other: { scenario: string; target: Target }, databaseUrl: string, seconds: number): Promise<SteadyRun> {
   const rates = steadyRates();
-  const runs = [{ scenario: PG_HIT, target: charged }, { scenario: BARE, target: bare }].flatMap((s) => rates.map((rate) => ({ ...s, rate })));
+  const runs = [{ scenario: PG_HIT, target: charged }, other].flatMap((s) => rates.map((rate) => ({ ...s, rate })));
   const acc = runs.map(() => ({ latencies: [] as number[], lags: [] as number[], scheduled: 0, ok2xx: 0, non2xx: 0, errors: 0, elapsed: 0, generator: 0,
     statuses: new Map<number, number>(), cpu: new Map<string, number>(), loads: [] as number[], quietWaits: [] as number[], firstError: undefined as string | undefined }));
   console.log(`  steady rates ${rates.join(', ')} req/s, ${STEADY_CONNECTIONS} connections, open loop: reading the tables' write counters first`);
@@ -706,7 +711,7 @@ async function steadyRun(charged: Target, bare: Target, databaseUrl: string, sec
       ratePerSecond: rate, connections: STEADY_CONNECTIONS, seconds: sliceSeconds, idHeader: target.idempotent ? 'idempotency-key' : 'x-bench-id', idPrefix: id,
     });
   // Untimed: one second at the lowest rate on each target, so the first slice does not open the connections.
-  for (const target of [charged, bare]) await slice(target, Math.min(...rates), 1, `steady-warm-up-${Date.now()}`);
+  for (const target of [charged, other.target]) await slice(target, Math.min(...rates), 1, `steady-warm-up-${Date.now()}`);
   // Each slice starts on a quiet service: an earlier slice's work still under way (the projections
   // catching up after the overloaded rate) is not billed to the next one's latency and CPU.
   const serving = mergeGroups(charged.processes ?? []);
