@@ -4,9 +4,14 @@ import pg from 'pg';
 export interface SideStatement {
   text: string;
   values?: unknown[];
+  /** Prepared once per connection under this name (as pg names the main statement); absent: parsed each time. */
+  name?: string;
 }
 
 interface Connection {
+  parsedStatements: Record<string, string>;
+  on(event: 'parseComplete', listener: () => void): void;
+  off(event: 'parseComplete', listener: () => void): void;
   parse(query: { text: string; name?: string }): void;
   bind(config: { portal?: string; statement?: string; values?: unknown[]; valueMapper?: unknown }): void;
   execute(config: { portal?: string; rows?: number }): void;
@@ -16,11 +21,19 @@ interface Connection {
 // pg's own value mapper (Dates, arrays, JSON), the one its Query uses for the main statement.
 const { prepareValue } = (pg as unknown as { utils: { prepareValue: unknown } }).utils;
 
+/** Marks the main statement's Parse among a round trip's. */
+const MAIN = Symbol('main');
+
 /**
  * One query of pg's, with statements before and after it in the same round trip: every message
  * is written, then one Sync. PostgreSQL runs them in order and skips the rest at the first error,
- * which then fails the whole query. The side statements are unnamed (parsed each time); the main
- * one may be named (prepared once per connection) when no statement precedes it.
+ * which then fails the whole query. Each statement, main or side, may be named: prepared once per
+ * connection, in pg's own record of the connection's prepared statements.
+ *
+ * pg books every ParseComplete of a round trip as its main statement's; this query counts them
+ * instead, in the order the Parse messages went: a side statement is recorded as prepared when
+ * its own completes, and the main one is struck off again if its own never came (an earlier
+ * statement failed, or it did not parse).
  *
  * This is what lets a transaction send BEGIN with its first statement, and a write nobody reads
  * with COMMIT: two round trips fewer per group commit, each of which would otherwise wait for the
@@ -37,6 +50,8 @@ class PipelinedQuery extends pg.Query {
   }
 
   private mainDescribed = false;
+  /** The names of this round trip's Parse messages, in order (MAIN: the main statement's), and how many have completed. */
+  private parses?: { connection: Connection; sent: (string | typeof MAIN | null)[]; completed: number; count: () => void };
 
   // Only the main statement is described (its columns known): rows of a side statement before it
   // (a deferred write may be a SELECT, e.g. of pg_notify) are not read.
@@ -50,7 +65,11 @@ class PipelinedQuery extends pg.Query {
   }
 
   prepare(connection: Connection): void {
-    for (const statement of this.before) sendSide(connection, statement);
+    const parses = { connection, sent: [] as (string | typeof MAIN | null)[], completed: 0, count: () => this.parseCompleted() };
+    this.parses = parses;
+    connection.on('parseComplete', parses.count);
+    for (const statement of this.before) this.sendSide(connection, statement);
+    if (!(this as unknown as { hasBeenParsed(c: Connection): boolean }).hasBeenParsed(connection)) parses.sent.push(MAIN);
     (pg.Query.prototype as unknown as { prepare(c: Connection): void }).prepare.call(this, connection);
   }
 
@@ -58,15 +77,55 @@ class PipelinedQuery extends pg.Query {
   // after it go before the one Sync.
   _getRows(connection: Connection, rows?: number): void {
     connection.execute({ portal: (this as unknown as { portal: string }).portal, rows });
-    for (const statement of this.after) sendSide(connection, statement);
+    for (const statement of this.after) this.sendSide(connection, statement);
     connection.sync();
   }
-}
 
-function sendSide(connection: Connection, statement: SideStatement) {
-  connection.parse({ text: statement.text });
-  connection.bind({ values: statement.values ?? [], valueMapper: prepareValue });
-  connection.execute({});
+  handleError(err: Error, connection: Connection): void {
+    this.settleParses();
+    (pg.Query.prototype as unknown as { handleError(e: Error, c: Connection): void }).handleError.call(this, err, connection);
+  }
+
+  handleReadyForQuery(connection: Connection): void {
+    this.settleParses();
+    (pg.Query.prototype as unknown as { handleReadyForQuery(c: Connection): void }).handleReadyForQuery.call(this, connection);
+  }
+
+  private sendSide(connection: Connection, statement: SideStatement) {
+    const parses = this.parses!;
+    const mainName = (this as unknown as { name?: string }).name;
+    // A name already prepared, or parsed earlier in this round trip, is bound as it is.
+    const name = statement.name !== mainName ? statement.name : undefined;
+    const prepared = name !== undefined && (connection.parsedStatements[name] !== undefined || parses.sent.includes(name));
+    if (!prepared) {
+      connection.parse({ text: statement.text, name });
+      parses.sent.push(name ?? null);
+    }
+    connection.bind({ statement: name, values: statement.values ?? [], valueMapper: prepareValue });
+    connection.execute({});
+  }
+
+  private parseCompleted() {
+    const parses = this.parses!;
+    const name = parses.sent[parses.completed++];
+    if (typeof name === 'string') parses.connection.parsedStatements[name] = this.textOf(name);
+  }
+
+  /** The text of the side statement named `name` (for pg's record). */
+  private textOf(name: string): string {
+    return [...this.before, ...this.after].find((st) => st.name === name)!.text;
+  }
+
+  /** The round trip has ended: the main statement stays recorded as prepared only if its Parse completed. */
+  private settleParses() {
+    const parses = this.parses;
+    if (!parses) return;
+    this.parses = undefined;
+    parses.connection.off('parseComplete', parses.count);
+    const main = parses.sent.indexOf(MAIN);
+    const mainName = (this as unknown as { name?: string }).name;
+    if (main >= 0 && mainName && parses.completed <= main) delete parses.connection.parsedStatements[mainName];
+  }
 }
 
 /**

@@ -158,7 +158,9 @@ export function createPgSql(connectionString: string, options: PgSqlOptions = {}
       let committed = false;
       let deferred: SideStatement[] = [];
       const ahead = (): SideStatement[] => {
-        const statements = begun ? deferred : [{ text: 'BEGIN' }, ...deferred];
+        // Deferred writes are prepared once per connection, as every statement with parameters.
+        const writes = deferred.map((st) => ({ ...st, name: st.values ? statementName(st.text) : undefined }));
+        const statements = begun ? writes : [{ text: 'BEGIN' }, ...writes];
         begun = true;
         deferred = [];
         return statements;
@@ -173,10 +175,9 @@ export function createPgSql(connectionString: string, options: PgSqlOptions = {}
             if (last) await watchdog.run(client, () => pipelinedQuery(client, last, before, []));
             return await watchdog.run(client, () => client.query<R & pg.QueryResultRow>(config));
           }
-          // Named (prepared) only when nothing precedes it: pg books every ParseComplete of a
-          // round trip under its main statement's name, so one before it could mark a statement
-          // prepared that failed to parse.
-          const name = before.length === 0 && config.values ? statementName(config.text) : undefined;
+          // Named (prepared once per connection); pg-pipeline.ts keeps pg's note of it right when
+          // a statement before it fails.
+          const name = config.values ? statementName(config.text) : undefined;
           return await watchdog.run(client, () => pipelinedQuery<R>(client, { ...config, name }, before, after));
         } catch (err) {
           throw unavailableOr(err, committing);

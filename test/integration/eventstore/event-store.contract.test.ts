@@ -283,6 +283,14 @@ describe.each(backends)('event store contract on $name', (backend) => {
           }),
         ).rejects.toThrow(/no_such_table/);
         await expect(sql.query(broken, ['x'])).rejects.toThrow(/no_such_table/);
+        // As a deferred write (a side statement of the round trip), before a statement and before COMMIT.
+        await expect(
+          sql.transaction(async (tx) => {
+            tx.deferWrite(broken, ['x']);
+            await tx.query('SELECT 1 AS one WHERE $1::int = 1', [1]);
+          }),
+        ).rejects.toThrow(/no_such_table/);
+        await expect(sql.transaction(async (tx) => tx.deferWrite(broken, ['x']))).rejects.toThrow(/no_such_table/);
       }
       await sql.query('CREATE TABLE no_such_table (stream text, n int)');
       try {
@@ -290,6 +298,13 @@ describe.each(backends)('event store contract on $name', (backend) => {
         // Once the table exists, the same text runs, in and out of transactions.
         expect((await sql.transaction((tx) => tx.query<{ n: number }>(broken, ['x']))).rows).toEqual([{ n: 7 }]);
         expect((await sql.query<{ n: number }>(broken, ['x'])).rows).toEqual([{ n: 7 }]);
+        for (let i = 0; i < 2; i++) {
+          const seen = await sql.transaction(async (tx) => {
+            tx.deferWrite(broken, ['x']);
+            return tx.query<{ n: number }>(broken, ['x']);
+          });
+          expect(seen.rows).toEqual([{ n: 7 }]);
+        }
       } finally {
         await sql.query('DROP TABLE no_such_table');
       }
