@@ -1,11 +1,11 @@
 import { streams } from '../../contracts/events';
 import { BATCH_MAX_ITEMS } from '../../contracts/http';
 import { GroupBatcher } from '../common/group-batcher';
-import type { EventStore, StoreTransaction } from '../eventstore/event-store';
+import type { EventStore, LockedRows, StoreTransaction } from '../eventstore/event-store';
 import type { NewEvent } from '../eventstore/types';
 import { DatabaseUnavailableError } from '../eventstore/unavailable';
-import { chargesFoldedFromEvents, startWriterBatch } from '../metrics/metrics';
-import { lockedWorkspaceKey, SELECT_WORKSPACES_FOR_UPDATE, workspaceRowOf, type WorkspaceRow } from './locked-workspace';
+import { chargesFoldedFromEvents, startWriterBatch, writerOptimisticBatches } from '../metrics/metrics';
+import { committedRowKey, LOCK_WORKSPACES_AS_COMMITTED, lockedWorkspaceKey, SELECT_WORKSPACES_FOR_UPDATE, workspaceRowOf, type WorkspaceRow } from './locked-workspace';
 import { CHARGE_EVENT_TYPES, chargeRequestOf, evolveCharge, type ChargeState } from './charge-state';
 import { chainLedgerEvents } from './ledger-chain';
 import { evolveWorkspace, type WorkspaceState } from './workspace-state';
@@ -53,12 +53,24 @@ type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
  */
 export class BatchingWriter {
   private readonly batches: GroupBatcher<WorkspaceJob<unknown>, Outcome>;
+  /**
+   * The workspace rows as this writer's own last commit left them: a batch that names only these
+   * (and no charge row) decides from them and commits in one round trip, its lock checking that
+   * they are still so (ADR 0034). Dropped while a batch naming them runs, and kept only if it commits.
+   */
+  private readonly committedRows = new Map<string, WorkspaceRow>();
+  /**
+   * Workspaces another writer moved under this one lately, until when: each of their batches goes
+   * the two-round-trip way meanwhile, rather than fail its first attempt while instances take turns.
+   */
+  private readonly contendedUntil = new Map<string, number>();
 
   constructor(
     private readonly store: EventStore,
     // Room for a whole batch call's items beside the single calls queued with them: a batch of
     // cache hits commits once, not in two group commits (docs/performance.md, issue 24).
     maxBatch = 2 * BATCH_MAX_ITEMS,
+    private readonly contendedMs = CONTENDED_MS,
   ) {
     this.batches = new GroupBatcher((jobs) => this.commit(jobs), maxBatch);
   }
@@ -72,7 +84,7 @@ export class BatchingWriter {
   private async commit(batch: WorkspaceJob<unknown>[]): Promise<Outcome[]> {
     const timedCommit = startWriterBatch(batch.length, this.batches.queued);
     try {
-      return await timedCommit(this.store.transaction((tx) => runBatch(tx, batch)));
+      return await timedCommit(this.run(batch));
     } catch (batchError) {
       // The database is out of reach: every job fails alike, and re-running them one by one
       // could apply twice a batch whose COMMIT went through before the connection broke.
@@ -80,7 +92,7 @@ export class BatchingWriter {
       const outcomes: Outcome[] = [];
       for (const job of batch) {
         outcomes.push(
-          await this.store.transaction((tx) => runBatch(tx, [job])).then(
+          await this.run([job]).then(
             ([outcome]) => outcome!,
             (error: unknown): Outcome => ({ ok: false, error }),
           ),
@@ -89,10 +101,56 @@ export class BatchingWriter {
       return outcomes;
     }
   }
+
+  /** One transaction for `batch`: from the rows last committed when it can, else (or when they moved) from the rows locked and read. */
+  private async run(batch: WorkspaceJob<unknown>[]): Promise<Outcome[]> {
+    const ids = workspaceIdsOf(batch);
+    const now = Date.now();
+    const known = batch.some((job) => job.chargeOf) || ids.some((id) => (this.contendedUntil.get(id) ?? 0) > now) ? undefined : ids.map((id) => this.committedRows.get(id));
+    if (known?.every((row) => row !== undefined)) {
+      try {
+        const outcomes = await this.transaction(ids, (tx) => runBatch(tx, batch, known as WorkspaceRow[]));
+        writerOptimisticBatches.inc({ result: 'committed' });
+        return outcomes;
+      } catch (err) {
+        if (!isWorkspacesMoved(err)) throw err;
+        writerOptimisticBatches.inc({ result: 'moved' });
+        for (const id of ids) this.contendedUntil.set(id, Date.now() + this.contendedMs);
+      }
+    }
+    return this.transaction(ids, (tx) => runBatch(tx, batch));
+  }
+
+  /** Runs `work` in a transaction; the rows of `ids` it leaves are the committed rows once it commits. */
+  private async transaction(ids: string[], work: (tx: StoreTransaction) => Promise<Outcome[]>): Promise<Outcome[]> {
+    for (const id of ids) this.committedRows.delete(id);
+    let locked: LockedRows | undefined;
+    const outcomes = await this.store.transaction((tx) => {
+      locked = tx.locked;
+      return work(tx);
+    });
+    for (const id of ids) {
+      const row = locked?.get(lockedWorkspaceKey(id)) as WorkspaceRow | undefined;
+      if (row) this.committedRows.set(id, row);
+    }
+    return outcomes;
+  }
 }
 
-async function runBatch(tx: StoreTransaction, batch: WorkspaceJob<unknown>[]): Promise<Outcome[]> {
-  const { workspaces, ledgerHashes } = await lockWorkspaces(tx, [...new Set(batch.map((job) => job.workspaceId))].sort());
+/** How long a workspace moved by another writer is read and locked first (ADR 0034). */
+const CONTENDED_MS = 1_000;
+
+const workspaceIdsOf = (batch: WorkspaceJob<unknown>[]) => [...new Set(batch.map((job) => job.workspaceId))].sort();
+
+/** LW001: LOCK_WORKSPACES_AS_COMMITTED found a row not as this writer last committed it (migration 019). */
+const isWorkspacesMoved = (err: unknown) => (err as { code?: unknown } | null)?.code === 'LW001';
+
+/**
+ * `known`: the rows of the batch's workspaces (in id order) as this writer last committed them.
+ * The batch then decides from them, and its lock, sent with its first append, checks they still are.
+ */
+async function runBatch(tx: StoreTransaction, batch: WorkspaceJob<unknown>[], known?: WorkspaceRow[]): Promise<Outcome[]> {
+  const { workspaces, ledgerHashes } = known ? assumeCommitted(tx, known) : await lockWorkspaces(tx, workspaceIdsOf(batch));
   // Workspace rows before charge rows: the order every other writer takes them in.
   const charges = await lockCharges(tx, [...new Set(batch.flatMap((job) => (job.chargeOf ? [job.chargeOf] : [])))].sort());
 
@@ -133,7 +191,19 @@ async function runBatch(tx: StoreTransaction, batch: WorkspaceJob<unknown>[]): P
  * The rows stay recorded as locked: the ledger projection then does not read them again.
  */
 async function lockWorkspaces(tx: StoreTransaction, ids: string[]) {
-  const rows = (await tx.sql.query<WorkspaceRow>(SELECT_WORKSPACES_FOR_UPDATE, [ids])).rows.map(workspaceRowOf);
+  return lockedStates(tx, (await tx.sql.query<WorkspaceRow>(SELECT_WORKSPACES_FOR_UPDATE, [ids])).rows.map(workspaceRowOf));
+}
+
+/**
+ * The same from the rows this writer last committed, without a round trip: their lock goes with
+ * the first append and fails the transaction (LW001) if one of them has moved since.
+ */
+function assumeCommitted(tx: StoreTransaction, rows: WorkspaceRow[]) {
+  tx.sql.deferWrite(LOCK_WORKSPACES_AS_COMMITTED, [rows.map((r) => r.id), rows.map(committedRowKey)]);
+  return lockedStates(tx, rows);
+}
+
+function lockedStates(tx: StoreTransaction, rows: WorkspaceRow[]) {
   for (const r of rows) tx.locked.set(lockedWorkspaceKey(r.id), r);
   return {
     workspaces: new Map<string, WorkspaceState>(rows.map((r) => [r.id, { balance: r.balance, maxConcurrency: r.max_concurrency }])),

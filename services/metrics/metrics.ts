@@ -138,6 +138,13 @@ export const chargesFoldedFromEvents = new Counter({
   registers: [registry],
 });
 
+export const writerOptimisticBatches = new Counter({
+  name: `${PREFIX}writer_optimistic_batches_total`,
+  help: 'Group commits decided from the workspace rows the writer last committed, in one round trip; result: committed, or moved (a row had changed: decided again from the locked rows)',
+  labelNames: ['result'] as const,
+  registers: [registry],
+});
+
 export const idempotencyBatchSize = new Histogram({
   name: `${PREFIX}idempotency_batch_size`,
   help: 'Calls per group-committed statement of the Idempotency-Key store (claim, complete)',

@@ -12,14 +12,18 @@ import { UnknownWorkspaceError } from '../../../services/ledger/errors';
 import { audit } from '../../../services/audit/audit';
 import { balance } from '../../../services/read-models/queries';
 import { INLINE_PROJECTIONS } from '../../../services/projections/inline';
-import { SELECT_WORKSPACES_FOR_UPDATE } from '../../../services/ledger/locked-workspace';
+import { LOCK_WORKSPACES_AS_COMMITTED, SELECT_WORKSPACES_FOR_UPDATE } from '../../../services/ledger/locked-workspace';
 import { ledgerBackends, type OpenBackend } from './backends';
 import { recordingSql, type RecordedStatement } from '../../support/recording-sql';
 
 const KEY = 'key_writer';
 
-/** The statement by which a batch locks its workspace rows (the writer; the ledger projection then reads none again). */
-const isWriterLock = (s: RecordedStatement) => s.text === SELECT_WORKSPACES_FOR_UPDATE;
+/**
+ * The statement by which a batch locks its workspace rows (the writer; the ledger projection then
+ * reads none again): read, or, from the rows the writer last committed, checked (ADR 0034).
+ */
+const isWriterLock = (s: RecordedStatement) => s.text === SELECT_WORKSPACES_FOR_UPDATE || isOptimisticLock(s);
+const isOptimisticLock = (s: RecordedStatement) => s.text === LOCK_WORKSPACES_AS_COMMITTED;
 /** Any statement that locks workspace rows (the writer's, the ledger projection's, or a per-row one). */
 const locksWorkspaces = (s: RecordedStatement) => /FROM workspaces\b[\s\S]*FOR UPDATE/.test(s.text);
 
@@ -93,6 +97,53 @@ describe.each(ledgerBackends())('batching writer on $name', (backendDef) => {
     expect(charges.map((c) => c.same)).toEqual([true]);
     expect(await balance(store.sql, ws)).toBe(100 - 4);
     expect((await audit(store)).mismatches).toEqual([]);
+  });
+
+  it('given a workspace whose rows this writer committed last, when the next batch of hits runs, then it is one round trip: BEGIN, the lock checking the rows as committed, the append with the ledger writes, COMMIT', async () => {
+    const ws = await createWorkspace(store, { name: 'One round trip', credits: 100 });
+    await chargeOf(ws, 1);
+    const mark = transactions.length;
+    const hit = () =>
+      charge(writer, { workspaceId: ws, requestId: newRequestId(), keyId: KEY, operation: 'domain', credits: 1, completed: { outcome: 'success', cache_status: 'HIT', credits_charged: 1, error_code: null } });
+    const results = await Promise.all([hit(), hit()]);
+
+    expect(results).toEqual([
+      { kind: 'charged', balanceAfter: 98 },
+      { kind: 'charged', balanceAfter: 97 },
+    ]);
+    expect(writerTransactionsSince(mark).map((batch) => batch.map((s) => (isOptimisticLock(s) ? 'lock as committed' : s.withCommit ? 'append + COMMIT' : s.text)))).toEqual([
+      ['lock as committed', 'append + COMMIT'],
+    ]);
+    expect(await balance(store.sql, ws)).toBe(97);
+    expect((await audit(store)).mismatches).toEqual([]);
+  });
+
+  it('given rows moved by another instance since this writer last committed them, when a batch runs, then its one-round-trip transaction rolls back and the batch is decided again from the locked rows: never below zero', async () => {
+    const ws = await createWorkspace(store, { name: 'Moved', credits: 10 });
+    const otherInstance = new BatchingWriter(store);
+    await chargeOf(ws, 1); // this writer now holds the row at balance 9
+    expect(await charge(otherInstance, { workspaceId: ws, requestId: newRequestId(), keyId: KEY, operation: 'domain', credits: 8 })).toEqual({ kind: 'charged', balanceAfter: 1 });
+    const mark = transactions.length;
+
+    expect(await chargeOf(ws, 3)).toEqual({ kind: 'insufficient_credits', balance: 1 });
+    expect(await chargeOf(ws, 1)).toEqual({ kind: 'charged', balanceAfter: 0 });
+
+    // Decided from balance 9 and refused by the lock; decided again from 1; the next from the rows
+    // it locks and reads too, the workspace being contended for a while.
+    expect(writerTransactionsSince(mark).map((batch) => batch.some(isOptimisticLock))).toEqual([true, false, false]);
+    expect(await balance(store.sql, ws)).toBe(0);
+    expect((await audit(store)).mismatches).toEqual([]);
+  });
+
+  it('given a workspace contended a moment ago, when that moment has passed, then its batches decide from the rows last committed again', async () => {
+    const ws = await createWorkspace(store, { name: 'Contended a moment', credits: 10 });
+    const briefly = new BatchingWriter(store, undefined, 0);
+    await charge(briefly, { workspaceId: ws, requestId: newRequestId(), keyId: KEY, operation: 'domain', credits: 1 });
+    await chargeOf(ws, 1); // moves the row under `briefly`
+    const mark = transactions.length;
+    for (let i = 0; i < 2; i++) await charge(briefly, { workspaceId: ws, requestId: newRequestId(), keyId: KEY, operation: 'domain', credits: 1 });
+    expect(writerTransactionsSince(mark).map((batch) => batch.some(isOptimisticLock))).toEqual([true, false, true]);
+    expect(await balance(store.sql, ws)).toBe(6);
   });
 
   it('given 30 charges each submitted from its own event-loop callback (as requests read from 30 sockets are), when they commit, then they share one transaction', async () => {
