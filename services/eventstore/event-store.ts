@@ -18,7 +18,8 @@ export type LockedRows = Map<string, unknown>;
 /**
  * A projection's writes that go in the append's own statement (appendIn), as data-modifying CTEs
  * (`name AS (…)`, comma-separated). They may read `appended (positions, instants)`, one row: the
- * append's events' positions and instants, in order, from 1 (appendedEvent). `param(n)` names their n-th parameter ($1 of `params`).
+ * append's events' positions and instants, in order, from 1 (appendedEvent). `param(n)` names
+ * their n-th parameter (the first of `params` is 1).
  */
 export interface WritesWithAppend {
   ctes(param: (n: number) => string): string;
@@ -316,13 +317,10 @@ async function appendIn(
 ): Promise<RecordedEvent[]> {
   if (events.length === 0) return [];
   const count = events.length;
-  const params: unknown[] = [stream, count];
   // One JSON document for the whole append: no per-element escaping of text arrays, and each
   // event's data and metadata read back as JSON (undefined fields dropped) like the log keeps them.
   const sent = JSON.stringify(events.map((e) => [e.type, e.data ?? null, e.metadata ?? {}]));
-  // One row back, not one per event: the events of a transaction share its id, and the positions
-  // and recorded instants (in ms, as the column keeps them) come as JSON arrays in version order.
-  params.push(sent);
+  const params: unknown[] = [stream, count, sent];
   if (typeof expected === 'number' && expected > 0) params.push(expected);
   // The projections' writes planned ahead read the positions from `appended`, by ordinal.
   let projected = '';
@@ -335,6 +333,8 @@ async function appendIn(
       params.push(...w.params);
     }
   }
+  // One row back, not one per event: the events of a transaction share its id, and the positions
+  // and recorded instants (in ms, as the column keeps them) come as JSON arrays in version order.
   const text = `WITH bumped AS (${bumpStreamVersion(expected)}), inserted AS (
        INSERT INTO events (stream, version, type, data, metadata)
        SELECT $1::text, bumped.version - $2::bigint + x.ord, x.event->>0, x.event->1, x.event->2
