@@ -5,7 +5,7 @@ import type { EventStore, LockedRows, StoreTransaction } from '../eventstore/eve
 import type { NewEvent } from '../eventstore/types';
 import { DatabaseUnavailableError } from '../eventstore/unavailable';
 import { chargesFoldedFromEvents, startWriterBatch, writerOptimisticBatches } from '../metrics/metrics';
-import { committedRowKey, LOCK_WORKSPACES_AS_COMMITTED, lockedWorkspaceKey, SELECT_WORKSPACES_FOR_UPDATE, workspaceRowOf, type WorkspaceRow } from './locked-workspace';
+import { lockAsCommitted, lockedWorkspaceKey, SELECT_WORKSPACES_FOR_UPDATE, workspaceRowOf, type WorkspaceRow } from './locked-workspace';
 import { CHARGE_EVENT_TYPES, chargeRequestOf, evolveCharge, type ChargeState } from './charge-state';
 import { chainLedgerEvents } from './ledger-chain';
 import { evolveWorkspace, type WorkspaceState } from './workspace-state';
@@ -199,7 +199,8 @@ async function lockWorkspaces(tx: StoreTransaction, ids: string[]) {
  * the first append and fails the transaction (LW001) if one of them has moved since.
  */
 function assumeCommitted(tx: StoreTransaction, rows: WorkspaceRow[]) {
-  tx.sql.deferWrite(LOCK_WORKSPACES_AS_COMMITTED, [rows.map((r) => r.id), rows.map(committedRowKey)]);
+  const lock = lockAsCommitted(rows);
+  tx.sql.deferWrite(lock.text, lock.params);
   return lockedStates(tx, rows);
 }
 

@@ -23,7 +23,7 @@ const KEY = 'key_writer';
  * reads none again): read, or, from the rows the writer last committed, checked (ADR 0034).
  */
 const isWriterLock = (s: RecordedStatement) => s.text === SELECT_WORKSPACES_FOR_UPDATE || isOptimisticLock(s);
-const isOptimisticLock = (s: RecordedStatement) => s.text === LOCK_WORKSPACES_AS_COMMITTED;
+const isOptimisticLock = (s: RecordedStatement) => Object.values(LOCK_WORKSPACES_AS_COMMITTED).includes(s.text);
 /** Any statement that locks workspace rows (the writer's, the ledger projection's, or a per-row one). */
 const locksWorkspaces = (s: RecordedStatement) => /FROM workspaces\b[\s\S]*FOR UPDATE/.test(s.text);
 
@@ -132,6 +132,29 @@ describe.each(ledgerBackends())('batching writer on $name', (backendDef) => {
     // it locks and reads too, the workspace being contended for a while.
     expect(writerTransactionsSince(mark).map((batch) => batch.some(isOptimisticLock))).toEqual([true, false, false]);
     expect(await balance(store.sql, ws)).toBe(0);
+    expect((await audit(store)).mismatches).toEqual([]);
+  });
+
+  it('given a batch on two workspaces this writer committed last, one of them moved since by another instance, when it runs, then the lock of both refuses it and the batch is decided again from the locked rows', async () => {
+    const a = await createWorkspace(store, { name: 'Several A', credits: 10 });
+    const b = await createWorkspace(store, { name: 'Several B', credits: 10 });
+    const otherInstance = new BatchingWriter(store);
+    await Promise.all([chargeOf(a, 1), chargeOf(b, 1)]);
+    let mark = transactions.length;
+    expect(await Promise.all([chargeOf(a, 1), chargeOf(b, 1)])).toEqual([
+      { kind: 'charged', balanceAfter: 8 },
+      { kind: 'charged', balanceAfter: 8 },
+    ]);
+    // The lock of both rows ahead of the first stream's append; the last stream's carries COMMIT.
+    const [both] = writerTransactionsSince(mark);
+    expect([isOptimisticLock(both![0]!), Boolean(both!.at(-1)!.withCommit)]).toEqual([true, true]);
+    await charge(otherInstance, { workspaceId: b, requestId: newRequestId(), keyId: KEY, operation: 'domain', credits: 7 });
+    mark = transactions.length;
+    expect(await Promise.all([chargeOf(a, 1), chargeOf(b, 2)])).toEqual([
+      { kind: 'charged', balanceAfter: 7 },
+      { kind: 'insufficient_credits', balance: 1 },
+    ]);
+    expect(writerTransactionsSince(mark).map((batch) => batch.some(isOptimisticLock))).toEqual([true, false]);
     expect((await audit(store)).mismatches).toEqual([]);
   });
 
