@@ -68,7 +68,13 @@ class PipelinedQuery extends pg.Query {
     const parses = { connection, sent: [] as (string | typeof MAIN | null)[], completed: 0, count: () => this.parseCompleted() };
     this.parses = parses;
     connection.on('parseComplete', parses.count);
-    for (const statement of this.before) this.sendSide(connection, statement);
+    try {
+      for (const statement of this.before) this.sendSide(connection, statement);
+    } catch (err) {
+      // A value pg cannot map: the count stops with the query, whose error goes on up.
+      this.settleParses();
+      throw err;
+    }
     if (!(this as unknown as { hasBeenParsed(c: Connection): boolean }).hasBeenParsed(connection)) parses.sent.push(MAIN);
     (pg.Query.prototype as unknown as { prepare(c: Connection): void }).prepare.call(this, connection);
   }
