@@ -26,6 +26,11 @@ export interface WritesWithAppend {
   params: unknown[];
 }
 
+/** The same writes as a statement of their own, after the append (a projection's `apply`). */
+export function writesStatement(writes: WritesWithAppend): { text: string; params: unknown[] } {
+  return { text: `WITH ${writes.ctes((n) => `$${n}`)} SELECT 1`, params: writes.params };
+}
+
 /**
  * How a projection's writes read an event from bigint columns of their parameters, in a CTE
  * `FROM unnest(…) AS u(…) ${join}`: recorded events' own position and instant (ms since the

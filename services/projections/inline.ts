@@ -1,5 +1,5 @@
 import type { EventData } from '../../contracts/events';
-import { appendedEvent, type InlineProjection, type WritesWithAppend } from '../eventstore/event-store';
+import { appendedEvent, writesStatement, type InlineProjection, type WritesWithAppend } from '../eventstore/event-store';
 import type { RecordedEvent } from '../eventstore/types';
 import { KEY_CHANGES_CHANNEL, keyCreatedPayload } from '../keys/authenticator';
 import { CACHE_CHANGES_CHANNEL, cacheAliasesChangedBy } from '../lookup/cache-index-memory';
@@ -21,13 +21,7 @@ export const ledgerProjection: InlineProjection = {
   name: 'ledger',
   types: ['WorkspaceCreated', 'CreditsGranted', 'LimitsChanged', 'LookupCharged', 'LookupRefunded', 'LookupCompleted'],
   async apply(tx, events, locked = new Map()) {
-    const current = new Map<string, WorkspaceRow>();
-    const unread: string[] = [];
-    for (const id of workspacesTouched(events)) {
-      const row = locked.get(lockedWorkspaceKey(id)) as WorkspaceRow | undefined;
-      if (row) current.set(id, row);
-      else unread.push(id);
-    }
+    const { current, unread } = lockedRowsOf(events, locked);
     if (unread.length > 0) {
       const { rows } = await tx.query<WorkspaceRow>(SELECT_WORKSPACES_FOR_UPDATE, [unread]);
       for (const r of rows) current.set(r.id, workspaceRowOf(r));
@@ -36,22 +30,32 @@ export const ledgerProjection: InlineProjection = {
     for (const w of plan.workspaces) locked.set(lockedWorkspaceKey(w.id), w);
     const writes = ledgerWrites(plan, 'recorded');
     // Nobody reads its result: it goes with the transaction's next statement or its COMMIT.
-    if (writes) tx.deferWrite(`WITH ${writes.ctes((n) => `$${n}`)} SELECT 1`, writes.params);
+    if (!writes) return;
+    const statement = writesStatement(writes);
+    tx.deferWrite(statement.text, statement.params);
   },
   withAppend(events, locked) {
     // A workspace's creation has no locked row to plan from (and its instant is its row's).
     if (events.some((e) => e.type === 'WorkspaceCreated')) return undefined;
-    const current = new Map<string, WorkspaceRow>();
-    for (const id of workspacesTouched(events)) {
-      const row = locked.get(lockedWorkspaceKey(id)) as WorkspaceRow | undefined;
-      // A row this transaction has not read: apply() reads it after the append.
-      if (!row) return undefined;
-      current.set(id, row);
-    }
+    const { current, unread } = lockedRowsOf(events, locked);
+    // A row this transaction has not read: apply() reads it after the append.
+    if (unread.length > 0) return undefined;
     const plan = planLedgerWrites(current, events);
     return { writes: ledgerWrites(plan, 'pending'), locked: plan.workspaces.map((w): [string, unknown] => [lockedWorkspaceKey(w.id), w]) };
   },
 };
+
+/** The rows of the workspaces `events` touch that the transaction holds locked, and the ids of the others. */
+function lockedRowsOf(events: RecordedEvent[], locked: ReadonlyMap<string, unknown>) {
+  const current = new Map<string, WorkspaceRow>();
+  const unread: string[] = [];
+  for (const id of workspacesTouched(events)) {
+    const row = locked.get(lockedWorkspaceKey(id)) as WorkspaceRow | undefined;
+    if (row) current.set(id, row);
+    else unread.push(id);
+  }
+  return { current, unread };
+}
 
 /**
  * Every table of the plan in one set of CTEs (each writes nothing when its arrays are empty);

@@ -1,6 +1,6 @@
 import type { EventData } from '../../contracts/events';
 import type { RecordedEvent } from '../eventstore/types';
-import { appendedEvent, type InlineProjection, type WritesWithAppend } from '../eventstore/event-store';
+import { appendedEvent, writesStatement, type InlineProjection, type WritesWithAppend } from '../eventstore/event-store';
 import { projectionOf } from './handlers';
 import { endedInError } from './usage';
 
@@ -54,7 +54,9 @@ export const membersProjection: InlineProjection = {
   async apply(tx, events) {
     await membershipProjection.apply(tx, events);
     const writes = consoleErrorWrites(events, 'recorded');
-    if (writes) await tx.query(`WITH ${writes.ctes((n) => `$${n}`)} SELECT 1`, writes.params);
+    if (!writes) return;
+    const statement = writesStatement(writes);
+    await tx.query(statement.text, statement.params);
   },
   withAppend(events) {
     if (events.some((e) => membershipProjection.types.includes(e.type))) return undefined;
