@@ -350,13 +350,15 @@ async function appendIn(
             min(version) AS first_version, pg_current_xact_id()::text AS transaction_id
        FROM inserted`;
   type Appended = { positions: number[] | null; recorded_ms: number[]; first_version: number; transaction_id: string };
-  const { rows } = options.commit ? await tx.queryThenCommit<Appended>(text, params) : await tx.query<Appended>(text, params);
+  const reply = options.commit ? tx.queryThenCommit<Appended>(text, params) : tx.query<Appended>(text, params);
+  // Parsed while the statement is in flight: the thread would otherwise wait out the round trip idle.
+  const readBack = JSON.parse(sent) as [string, unknown, Record<string, unknown>][];
+  const { rows } = await reply;
   const appended = rows[0];
   if (!appended?.positions) {
     const { rows: current } = await tx.query<{ version: number }>('SELECT version FROM streams WHERE stream = $1', [stream]);
     throw new WrongExpectedVersionError(stream, expected, current[0]?.version ?? 0);
   }
-  const readBack = JSON.parse(sent) as [string, unknown, Record<string, unknown>][];
   const firstVersion = Number(appended.first_version);
   // The i-th position (by version) is the i-th event sent.
   return appended.positions.map((position, i) => ({
