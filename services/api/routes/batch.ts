@@ -35,7 +35,8 @@ async function runBatch(app: FastifyInstance, req: FastifyRequest, reply: Fastif
   const { deps } = app;
   const key = req.apiKey!;
   const items: BatchItem[] = sent.map((item) => ({ ...item, requestId: newRequestId() }));
-  // The bodies are judged while the bucket answers (its call is sent first).
+  // The bucket's call is queued first; ioredis sends it at the next setImmediate, after the bodies
+  // are judged. Sending it before them saved nothing (docs/performance.md, issue 24, fourth session).
   const [tokens, prepared] = await Promise.all([
     takeItemTokens(app, req, reply, items.length),
     Promise.resolve().then(() => prepareItems(items, (item) => prepareCall(deps.lookups, item))),
