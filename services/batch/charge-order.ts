@@ -6,36 +6,51 @@ import type { ChargeTurn } from '../lookup/lookup-service';
  * ends its turn early (refused, failed, free) frees the later ones without waiting for its own.
  */
 export class ChargeOrder {
-  private readonly ends: (() => void)[] = [];
-  /** turns[i] resolves once every item before i has ended its turn. */
-  private readonly turns: Promise<void>[] = [];
+  private readonly ended: boolean[];
+  /** The first item that has not ended its turn: every item up to it may charge. */
+  private next = 0;
+  /** The turns waited for, by item: resolved when `next` reaches the item. */
+  private readonly waiting = new Map<number, { turn: Promise<void>; begin: () => void }>();
 
-  constructor(size: number) {
-    let earlier: Promise<void> = Promise.resolve();
-    for (let i = 0; i < size; i++) {
-      this.turns.push(earlier);
-      const ended = new Promise<void>((resolve) => this.ends.push(resolve));
-      earlier = Promise.all([earlier, ended]).then(() => undefined);
-    }
+  constructor(private readonly size: number) {
+    this.ended = new Array<boolean>(size).fill(false);
   }
 
   /** Resolves when item `index` may charge. */
   turnOf(index: number): Promise<void> {
-    return this.at(this.turns, index);
+    this.check(index);
+    if (index <= this.next) return Promise.resolve();
+    let waited = this.waiting.get(index);
+    if (!waited) {
+      let begin!: () => void;
+      const turn = new Promise<void>((resolve) => (begin = resolve));
+      waited = { turn, begin };
+      this.waiting.set(index, waited);
+    }
+    return waited.turn;
   }
 
   /** Item `index` has submitted its charge, or needs none; calling it again does nothing. */
   end(index: number): void {
-    this.at(this.ends, index)();
+    this.check(index);
+    this.ended[index] = true;
+    while (this.next < this.size && this.ended[this.next]) {
+      this.next++;
+      this.waiting.get(this.next)?.begin();
+      this.waiting.delete(this.next);
+    }
   }
 
   /**
-   * Item `index`'s turn for the lookup service: waits for it, then takes a concurrency slot for a
-   * live fetch with `takeSlot` (false: none to be had).
+   * Item `index`'s turn for the lookup service: waits for its admission (`admitted`, which throws
+   * its refusal) and its turn, then takes a concurrency slot for a live fetch with `takeSlot`
+   * (false: none to be had).
    */
-  turn(index: number, takeSlot: () => Promise<boolean>): ChargeTurn {
+  turn(index: number, admitted: () => Promise<void>, takeSlot: () => Promise<boolean>): ChargeTurn {
     return {
+      admitted,
       begin: async (liveFetch) => {
+        await admitted();
         await this.turnOf(index);
         return liveFetch ? takeSlot() : true;
       },
@@ -43,9 +58,7 @@ export class ChargeOrder {
     };
   }
 
-  private at<T>(list: T[], index: number): T {
-    const found = list[index];
-    if (found === undefined) throw new RangeError(`no item ${index} in a batch of ${list.length}`);
-    return found;
+  private check(index: number): void {
+    if (!Number.isInteger(index) || index < 0 || index >= this.size) throw new RangeError(`no item ${index} in a batch of ${this.size}`);
   }
 }

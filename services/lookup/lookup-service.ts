@@ -36,8 +36,14 @@ export interface Caller {
  */
 export interface ChargeTurn {
   /**
-   * Waits for the item's turn; a live fetch then takes its concurrency slot in it. False: no slot
-   * to be had, the item is refused (429 `concurrency_limited`) before any charge.
+   * Resolves once the batch knows the item holds a token of the key's bucket; throws the item's
+   * refusal otherwise. The item only reads (the cache) before it: its first write waits here.
+   */
+  admitted(): Promise<void>;
+  /**
+   * Waits for the item's admission (admitted) and its turn; a live fetch then takes its
+   * concurrency slot in it. False: no slot to be had, the item is refused (429
+   * `concurrency_limited`) before any charge.
    */
   begin(liveFetch: boolean): Promise<boolean>;
   /** The item's charge is submitted, or it needs none: the next item's turn may begin. */
@@ -235,6 +241,7 @@ export class LookupService {
 
     if (verdict.kind === 'cached_not_found') {
       caller.turn?.end();
+      await caller.turn?.admitted();
       throw lookupError(verdict.error, { charged: 0, balance: await this.ledger.recordUncharged({ ...base, completed: verdict.completed }) });
     }
 

@@ -2,6 +2,9 @@
 // (the sandbox's generated companies), so no test sees another's cache.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ownCompany } from '../e2e/support/sandbox-references';
+import { LimiterUnavailableError } from '../../services/limits/limiter-unavailable';
+import type { RateLimiter } from '../../services/limits/rate-limiter';
+import { createMemoryRateLimiter } from '../../services/limits/rate-limiter-memory';
 import { errorOf, startRouteApp, type RouteApp } from './support';
 
 let t: RouteApp;
@@ -107,6 +110,19 @@ describe('200', () => {
     expect(errorOf(await batch(headers, [company(8)]))).toMatchObject({ status: 429, code: 'rate_limited', charged: 0 });
   });
 
+  it('an item past the bucket whose answer is cached (a not-found): 429, nothing recorded under its request id', async () => {
+    const { headers } = await t.keyed({ credits: 10, rateLimitPerMinute: 3 });
+    const notFound = { operation: 'domain', body: { domain: 'no-company-here-refused.com' } };
+    expect(answered(await batch(headers, [notFound])).data[0].status).toBe(404);
+    // Two tokens left: the third item's cache is read while the bucket is asked, and that is all.
+    const { data } = answered(await batch(headers, [company(18), notFound, notFound]));
+    expect(data.map((r: { status: number }) => r.status)).toEqual([200, 404, 429]);
+    const recorded = async (requestId: string) =>
+      (await t.store.sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM events WHERE metadata->>'request_id' = $1`, [requestId])).rows[0]!.n;
+    expect(await recorded(data[1].request_id)).toBeGreaterThan(0);
+    expect(await recorded(data[2].request_id)).toBe(0);
+  });
+
   it('more live fetches than max_concurrency: the batch runs them through its slots, none refused', async () => {
     const { headers } = await t.keyed({ credits: 10, maxConcurrency: 1 });
     const answer = await batch(headers, [company(12), company(13), company(14)]);
@@ -176,5 +192,29 @@ describe('422', () => {
     const withKey = { ...headers, 'idempotency-key': 'batch-reused-1' };
     expect((await batch(withKey, [company(71)])).statusCode).toBe(200);
     expect(errorOf(await batch(withKey, [company(72)]))).toMatchObject({ status: 422, code: 'idempotency_key_reused', charged: 0 });
+  });
+});
+
+// Last: starting a second app stalls this process's event loop, which the first app's load shedder
+// would answer with `no_capacity` for a while.
+describe('503', () => {
+  let down: RouteApp;
+  beforeAll(async () => {
+    // The bucket answers the admission's token, then fails the items' call, as a Redis lost mid-request.
+    const buckets = createMemoryRateLimiter();
+    const failingItems: RateLimiter = { ...buckets, takeUpTo: async () => Promise.reject(new LimiterUnavailableError('rate limit take', new Error('connection lost'))) };
+    // Its own start-up stalls the loop too: no shedding here, the limiter is what is tested.
+    down = await startRouteApp({ env: { MAX_EVENT_LOOP_DELAY_MS: '60000' }, deps: { rateLimiter: failingItems } });
+  }, 60_000);
+  afterAll(async () => down?.close());
+
+  it('the items\' tokens unknown (Redis gone): 503 for the whole batch with Retry-After, no item run or charged', async () => {
+    const { workspaceId, headers } = await down.keyed({ credits: 10 });
+    const answer = await down.call('POST', '/v1/batch', { headers, body: { items: [company(19), company(20)] } });
+    expect(errorOf(answer)).toMatchObject({ status: 503, code: 'service_unavailable', charged: 0 });
+    expect(answer.headers['retry-after']).toBeDefined();
+    expect(await down.balance(workspaceId)).toBe(10);
+    const { rows } = await down.store.sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM events WHERE stream = $1 AND type = 'LookupCompleted'`, [`workspace-${workspaceId}`]);
+    expect(rows[0]!.n).toBe(0);
   });
 });

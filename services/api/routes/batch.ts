@@ -1,12 +1,12 @@
 import fp from 'fastify-plugin';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { BATCH_ITEM_ENDPOINTS, endpoint } from '../../../contracts/endpoints';
-import type { ApiError } from '../../../contracts/errors';
+import { ApiError } from '../../../contracts/errors';
 import type { BatchRequest } from '../../../contracts/http';
 import type { z } from 'zod';
 import { BatchSlots } from '../../batch/batch-slots';
 import { ChargeOrder } from '../../batch/charge-order';
-import { batchCharged, extraTokensWanted, itemError, itemSuccess, planItems, prepareItems, type BatchItem, type BatchTokens, type ItemPlan, type ItemResult } from '../../batch/rules';
+import { batchCharged, extraTokensWanted, itemError, itemSuccess, planItems, prepareItems, type BatchItem, type BatchTokens, type ItemPlan, type ItemResult, type Prepared } from '../../batch/rules';
 import { newRequestId } from '../../common/ids';
 import type { StoredResponse } from '../../idempotency/idempotency';
 import type { SlotHandle } from '../../limits/concurrency';
@@ -35,13 +35,7 @@ async function runBatch(app: FastifyInstance, req: FastifyRequest, reply: Fastif
   const { deps } = app;
   const key = req.apiKey!;
   const items: BatchItem[] = sent.map((item) => ({ ...item, requestId: newRequestId() }));
-  // The bucket's call is queued first; ioredis sends it at the next setImmediate, after the bodies
-  // are judged. Sending it before them saved nothing (docs/performance.md, issue 24, fourth session).
-  const [tokens, prepared] = await Promise.all([
-    takeItemTokens(app, req, reply, items.length),
-    Promise.resolve().then(() => prepareItems(items, (item) => prepareCall(deps.lookups, item))),
-  ]);
-  const plans = planItems(prepared, tokens);
+  const tokens = takeItemTokens(app, req, reply, items.length);
   const docsUrl = docsUrlFor(deps.config, req);
   const order = new ChargeOrder(items.length);
   const slots = new BatchSlots(deps.slots, slotScope(key), key.maxConcurrency);
@@ -49,21 +43,32 @@ async function runBatch(app: FastifyInstance, req: FastifyRequest, reply: Fastif
   // balance after the batch, as a single call answers the balance after its own write.
   let balanceAfterLastItem: number | undefined;
 
-  const runItem = async (item: BatchItem, plan: ItemPlan<LookupCall>, index: number): Promise<ItemResult> => {
-    if (plan.kind !== 'run') {
-      order.end(index);
-      return itemError(item, plan.error, docsUrl);
-    }
+  const runItem = async (item: BatchItem, prepared: Prepared<LookupCall>, plans: Promise<ItemPlan<LookupCall>[] | null>, index: number): Promise<ItemResult> => {
+    // The item runs up to its first write (its cache read) while the bucket's call is out; that
+    // write waits for the item's token (ChargeTurn.admitted).
+    const admitted = async () => {
+      const plan = (await plans)?.[index];
+      if (!plan) throw new TokensUnknown();
+      if (plan.kind === 'refused') throw new ItemRefused(plan.error);
+    };
     let slot: SlotHandle | null | undefined;
-    const turn = order.turn(index, async () => {
+    const turn = order.turn(index, admitted, async () => {
       slot = await slots.acquire();
       return slot !== null;
     });
     try {
-      const result = await plan.call({ requestId: item.requestId, workspaceId: key.workspaceId, keyId: key.keyId, mode: key.mode, turn });
+      if (!prepared.ok) {
+        await admitted();
+        return itemError(item, prepared.error, docsUrl);
+      }
+      const result = await prepared.call({ requestId: item.requestId, workspaceId: key.workspaceId, keyId: key.keyId, mode: key.mode, turn });
       balanceAfterLastItem = result.billing.balance;
       return itemSuccess(item, result);
     } catch (err) {
+      // Refused past the bucket, as its single call would be at admission: nothing to log.
+      if (err instanceof ItemRefused) return itemError(item, err.error, docsUrl);
+      // The bucket's call failed: the whole batch answers it (below), not the items.
+      if (err instanceof TokensUnknown) return itemError(item, new ApiError('service_unavailable'), docsUrl);
       const error = toApiError(err, 'apiKey');
       if (typeof error.billing?.balance === 'number') balanceAfterLastItem = error.billing.balance;
       logItemFailure(req, item, error, err);
@@ -75,7 +80,19 @@ async function runBatch(app: FastifyInstance, req: FastifyRequest, reply: Fastif
     }
   };
 
-  const results = await Promise.all(items.map((item, index) => runItem(item, plans[index]!, index)));
+  const running = (async () => {
+    // ioredis sends the bucket's call at the next setImmediate (auto-pipelining): the items' bodies
+    // are judged and their caches read once it has gone out, while Redis answers.
+    await new Promise((sent) => setImmediate(sent));
+    const prepared = prepareItems(items, (item) => prepareCall(deps.lookups, item));
+    const plans = tokens.then(
+      (drawn) => planItems(prepared, drawn),
+      () => null,
+    );
+    return Promise.all(items.map((item, index) => runItem(item, prepared[index]!, plans, index)));
+  })();
+  // A failed bucket call fails the batch (503), as it fails a single call's admission.
+  const [, results] = await Promise.all([tokens, running]);
   for (const result of results) recordBatchItem(result.operation, result.status);
   const charged = batchCharged(results);
   // Read only when no item reached the ledger (all refused before their charge). The answer goes
@@ -93,6 +110,16 @@ async function runBatch(app: FastifyInstance, req: FastifyRequest, reply: Fastif
     body: { data: results, meta: { request_id: req.id, credits_charged: charged, credits_remaining: remaining } },
   };
 }
+
+/** An item past the key's bucket: answered with `error` (429), uncharged. */
+class ItemRefused extends Error {
+  constructor(readonly error: ApiError) {
+    super(error.message);
+  }
+}
+
+/** The bucket's call failed: no item may write. */
+class TokensUnknown extends Error {}
 
 /**
  * One token per item: admission took the first (as for any call); the rest come from the same
