@@ -157,7 +157,10 @@ async function runBatch(tx: StoreTransaction, batch: WorkspaceJob<unknown>[], kn
   const outcomes: Outcome[] = [];
   const appends = new Map<string, NewEvent[]>();
   const appendTo = (stream: string, events: NewEvent[]) => {
-    if (events.length > 0) appends.set(stream, [...(appends.get(stream) ?? []), ...events]);
+    if (events.length === 0) return;
+    const pending = appends.get(stream);
+    if (pending) pending.push(...events);
+    else appends.set(stream, [...events]);
   };
   for (const job of batch) {
     try {

@@ -36,9 +36,8 @@ export function chainLedgerEvents(prevHash: string | null, stream: string, event
   let last = prevHash;
   const chained = events.map((e) => {
     if (!isLedgerEvent(e.type)) return e;
-    // As the log will hold it: undefined fields dropped, as JSON (jsonb) keeps them.
-    const data = JSON.parse(JSON.stringify(e.data ?? null)) as unknown;
-    const hash = ledgerEventHash(last, { type: e.type, stream, data });
+    // Hashed as the log will hold it: canonicalJson drops undefined fields, as JSON (jsonb) does.
+    const hash = ledgerEventHash(last, { type: e.type, stream, data: e.data ?? null });
     const links: ChainLinks = { prev_hash: last, hash };
     last = hash;
     return { ...e, metadata: { ...e.metadata, ...links } };

@@ -32,6 +32,12 @@ describe('the ledger hash chain', () => {
     expect(lastHash).toBe(events[2]!.metadata!.hash);
   });
 
+  it('given data with an undefined field, when chained, then its hash is the one of the data as the log reads it back', () => {
+    const withUndefined = { ...grant(5), data: { workspace_id: 'ws_1', amount: 5, reason: null, note: undefined } };
+    const [chained] = chainLedgerEvents(null, STREAM, [withUndefined]).events;
+    expect(chained!.metadata!.hash).toBe(ledgerEventHash(null, { type: 'CreditsGranted', stream: STREAM, data: JSON.parse(JSON.stringify(withUndefined.data)) }));
+  });
+
   it('given no ledger event, when chained, then the last hash stays', () => {
     expect(chainLedgerEvents('prev', STREAM, [completed('req_1')]).lastHash).toBe('prev');
   });
