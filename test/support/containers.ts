@@ -1,6 +1,6 @@
 // Containers of the project's images (IMAGES in infra/scripts/images.ts; `npm run images` builds
 // them), started with testcontainers and published on random ports of this machine: the servers of
-// a test run (infra/scripts/with-servers.ts) and the ones a failover drill owns and breaks.
+// a test run (test/support/with-servers.ts) and the ones a failover drill owns and breaks.
 //
 //   const postgres = await startPostgresContainer();
 //   const pool = new pg.Pool({ connectionString: postgres.url });

@@ -1,7 +1,7 @@
 // Redis topologies a test owns outright: a primary with a replica watched by three sentinels, and a
 // three-primary cluster. Each server is a container of lookup-api/redis:7 (redis-topology-containers.ts)
 // where a Docker engine answers, else a process of the machine's redis-server (loudly; TEST_SERVERS
-// chooses as for infra/scripts/with-servers.ts). Either way every server answers on 127.0.0.1:<port>
+// chooses as for test/support/with-servers.ts). Either way every server answers on 127.0.0.1:<port>
 // and the sentinels and nodes name each other by those addresses. A test may kill, freeze and thaw
 // any server. Call `destroy()` in afterAll; whatever is left is also removed if the test process
 // exits first. Check `redisTopologiesAvailable(…)` before starting one.

@@ -3,7 +3,7 @@
 //   const databaseUrl = serverUrl('postgres');
 //   describe.skipIf(!databaseUrl)('event store on PostgreSQL', () => { ... });
 //
-// `npm test` (infra/scripts/with-servers.ts) sets the variables. Without one, a suite is skipped
+// `npm test` (test/support/with-servers.ts) sets the variables. Without one, a suite is skipped
 // with a loud warning, except under CI=true, where a missing server is an error.
 import { randomBytes } from 'node:crypto';
 import { relative } from 'node:path';

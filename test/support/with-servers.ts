@@ -1,6 +1,6 @@
-// Usage: tsx infra/scripts/with-servers.ts <command> [args...]
+// Usage: tsx test/support/with-servers.ts <command> [args...]
 // Runs the command with DATABASE_URL, REDIS_URL and KAFKA_BROKERS set, to servers of this run's own:
-// containers of the project's images (test/support/containers.ts) on random ports, started once for
+// containers of the project's images (containers.ts) on random ports, started once for
 // the whole run and removed at its end. Where no Docker engine answers, the servers of
 // infra/scripts/servers.ts instead (the standard local ports, else started from Debian's packages),
 // as before; a variable already set is used as it is. TEST_SERVERS=containers makes containers
@@ -15,17 +15,17 @@ import {
   startKafkaContainer,
   startPostgresContainer,
   startRedisContainer,
-} from '../../test/support/containers';
-import { buildImages, dockerEngineAnswers } from './images';
-import { type ServerEnv, ensureServers, releaseKafka } from './servers';
-import { log } from './runtime';
+} from './containers';
+import { buildImages, dockerEngineAnswers } from '../../infra/scripts/images';
+import { type ServerEnv, ensureServers, releaseKafka } from '../../infra/scripts/servers';
+import { log } from '../../infra/scripts/runtime';
 
 type ServerSource = 'containers' | 'local';
 
 async function main(): Promise<number> {
   const [command, ...args] = process.argv.slice(2);
   if (!command) {
-    log('usage: tsx infra/scripts/with-servers.ts <command> [args...]');
+    log('usage: tsx test/support/with-servers.ts <command> [args...]');
     return 2;
   }
   const underCi = process.env.CI === 'true';
