@@ -10,6 +10,7 @@
 //   npx tsx test/bench/charge-wal.bench.ts    WAL bytes and CPU per charged hit on PGlite (exact whatever else the machine runs)
 //   npx tsx test/bench/redis-commands.bench.ts   Redis commands per charged hit (its own redis-server)
 //   BENCH_MEMORY_SECONDS=60             the one-run memory check (RSS every 5 s; default 60)
+//   BENCH_MEMORY_WARMUP_SECONDS=30      the same load before it, not sampled (default 30)
 //   BENCH_ONLY=postgres|pglite          one half alone (does not rewrite docs/performance.md)
 //   BENCH_ONLY=profile                  only the profiled PostgreSQL+Redis cache-hit run (e)
 //   BENCH_ONLY=latency                  only issue 27's scenarios: (a), (b) and (g) interleaved, then (h), the
@@ -119,6 +120,8 @@ interface ServerChild {
   pid: number;
   /** Reads the child's monotonic clock (µs), the clock of its CPU profile. */
   mark(name: string): Promise<number>;
+  /** The heap in use (MB) after each of its mark-compacts since the last call. */
+  majorGcs(): Promise<number[]>;
   stop(): Promise<void>;
 }
 
@@ -155,6 +158,11 @@ async function startChild(mode: 'api' | 'bare' | 'naive', env: Record<string, st
       const answer = next('mark');
       send({ type: 'mark', name });
       return (await answer).hrtimeUs;
+    },
+    async majorGcs() {
+      const answer = next('majorGcs');
+      send({ type: 'majorGcs' });
+      return (await answer).heapAfterMb;
     },
     async stop() {
       send({ type: 'stop' });
@@ -592,7 +600,7 @@ async function benchPostgres(seconds: number, latencyOnly: boolean, abOnly = fal
             runSlice(twoInstances, REDIS_SAMPLE_SECONDS, new Tally('Redis sample')),
           ]);
         }
-        if (!latencyOnly) memory = await memoryRun(hit, api.pid, benchSeconds(60, 'BENCH_MEMORY_SECONDS'));
+        if (!latencyOnly) memory = await memoryRun(hit, api, benchSeconds(60, 'BENCH_MEMORY_SECONDS'), benchSeconds(30, 'BENCH_MEMORY_WARMUP_SECONDS'));
       } finally {
         await bare.stop();
         await naive.stop();
@@ -774,15 +782,25 @@ async function steadyRun(charged: Target, other: { scenario: string; target: Tar
 
 interface MemoryRun {
   seconds: number;
-  /** RSS (MB) every 5 s of the run; the first is taken 5 s in, the instance warm already. */
+  /** The same load first, not sampled. */
+  warmupSeconds: number;
+  /** RSS (MB) every 5 s of the run; the first is taken 5 s in. */
   samples: number[];
+  /** The heap in use (MB) after each mark-compact of the run. */
+  heapAfterMajorGcs: number[];
   result: LoadResult;
 }
 
-/** The charged cache-hit load for `seconds` at once, the service's RSS read every 5 s. */
-async function memoryRun(target: Target, pid: number, seconds: number): Promise<MemoryRun> {
+/**
+ * The charged cache-hit load for `seconds` at once, the service's RSS read every 5 s, after
+ * `warmupSeconds` of the same load: after the lighter loads before it, the heap takes 20-30 s of
+ * this one to grow to where it settles (docs/performance.md, "seventh session").
+ */
+async function memoryRun(target: Target, server: ServerChild, seconds: number, warmupSeconds: number): Promise<MemoryRun> {
+  if (warmupSeconds > 0) await runSlice({ ...target, workspace: undefined }, warmupSeconds, new Tally('memory run warm-up'));
+  await server.majorGcs();
   const samples: number[] = [];
-  const sampler = setInterval(() => samples.push(rssMb(pid)), 5_000);
+  const sampler = setInterval(() => samples.push(rssMb(server.pid)), 5_000);
   const tally = new Tally(`PostgreSQL+Redis, cache hit, ${seconds} s in one run`);
   try {
     await runSlice({ ...target, workspace: undefined }, seconds, tally);
@@ -790,8 +808,9 @@ async function memoryRun(target: Target, pid: number, seconds: number): Promise<
     clearInterval(sampler);
   }
   const result = tally.result();
-  console.log(`  memory run: ${fmt(result.requestsPerSecond)} req/s over ${seconds} s; RSS ${samples.map((m) => m.toFixed(0)).join(' ')} MB`);
-  return { seconds, samples, result };
+  const heapAfterMajorGcs = await server.majorGcs();
+  console.log(`  memory run: ${fmt(result.requestsPerSecond)} req/s over ${seconds} s after ${warmupSeconds} s of warm-up; RSS ${samples.map((m) => m.toFixed(0)).join(' ')} MB`);
+  return { seconds, warmupSeconds, samples, heapAfterMajorGcs, result };
 }
 
 /**
@@ -968,9 +987,14 @@ function printCpuAndTargets(results: LoadResult[], memory: MemoryRun | undefined
     const [early, late] = [mean(memory.samples.slice(0, third)), mean(memory.samples.slice(-third))];
     growth = (late - early) / early;
     const firstToLast = (memory.samples.at(-1)! - memory.samples[0]!) / memory.samples[0]!;
-    say(`\n== Service memory over one ${memory.seconds} s charged cache-hit run (${fmt(memory.result.requestsPerSecond)} req/s) ==`);
+    say(`\n== Service memory over one ${memory.seconds} s charged cache-hit run (${fmt(memory.result.requestsPerSecond)} req/s), after ${memory.warmupSeconds} s of the same load ==`);
     say(`RSS every 5 s (MB): ${memory.samples.map((m) => m.toFixed(1)).join(', ')}; max ${Math.max(...memory.samples).toFixed(1)} MB`);
     say(`growth, mean of the last third of the samples against the first third: ${(100 * growth).toFixed(1)}% (first sample to last: ${(100 * firstToLast).toFixed(1)}%)`);
+    const heap = memory.heapAfterMajorGcs;
+    // RSS keeps the heap's highest peak so far; what a leak grows is what each mark-compact leaves.
+    if (heap.length >= 2) {
+      say(`heap in use after each mark-compact (MB): ${heap.map((m) => m.toFixed(1)).join(', ')}; last against first: ${((100 * (heap.at(-1)! - heap[0]!)) / heap[0]!).toFixed(1)}%`);
+    } else say(`heap in use after each mark-compact (MB): ${heap.length === 0 ? 'no mark-compact in the run' : heap[0]!.toFixed(1)}`);
   }
 
   const t: Targets = {

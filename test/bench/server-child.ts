@@ -6,22 +6,25 @@
 //         one PostgreSQL transaction per call (BENCH_NAIVE_DATABASE_URL, BENCH_NAIVE_REDIS_URL,
 //         BENCH_NAIVE_KEY, BENCH_NAIVE_CREDITS, BENCH_NAIVE_MAX_PER_MINUTE)
 //
-// Messages to the parent:  {type:'ready', url}, {type:'mark', name, hrtimeUs}, {type:'stopped'}
+// Messages to the parent:  {type:'ready', url}, {type:'mark', name, hrtimeUs}, {type:'stopped'},
+//                           {type:'majorGcs', heapAfterMb}
 // Messages from the parent: {type:'mark', name}  (profile window: clock read in this process),
+//                           {type:'majorGcs'}    (the heap in use after each mark-compact since the last ask),
 //                           {type:'stop'}        (close cleanly, so --cpu-prof writes its file)
 // BENCH_GC=1: V8's garbage-collection pauses observed (perf_hooks) from start to stop, printed on
 // stop by kind (count, share of the time, p50, p99, max), with the heap spaces in use then.
 import { constants, PerformanceObserver } from 'node:perf_hooks';
-import { getHeapSpaceStatistics } from 'node:v8';
+import { getHeapSpaceStatistics, getHeapStatistics } from 'node:v8';
 import Fastify from 'fastify';
 import { loadConfig } from '../../services/config/config';
 import { startServer } from '../../services/api/server';
 import { startNaiveService } from './naive-service';
 
-export type ParentMessage = { type: 'mark'; name: string } | { type: 'stop' };
+export type ParentMessage = { type: 'mark'; name: string } | { type: 'majorGcs' } | { type: 'stop' };
 export type ChildMessage =
   | { type: 'ready'; url: string }
   | { type: 'mark'; name: string; hrtimeUs: number }
+  | { type: 'majorGcs'; heapAfterMb: number[] }
   | { type: 'stopped' };
 
 const send = (message: ChildMessage) => process.send!(message);
@@ -70,9 +73,30 @@ function observeGc(): () => string {
   };
 }
 
+/**
+ * The heap in use just after each mark-compact (read when its entry is delivered, a turn of the
+ * event loop later): what stays alive, the figure a leak grows; RSS only follows the heap's peaks.
+ */
+function observeMajorGcs(): () => number[] {
+  let heapAfterMb: number[] = [];
+  const observer = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) {
+      if ((entry as unknown as { detail: { kind: number } }).detail.kind !== constants.NODE_PERFORMANCE_GC_MAJOR) continue;
+      heapAfterMb.push(getHeapStatistics().used_heap_size / 1e6);
+    }
+  });
+  observer.observe({ entryTypes: ['gc'] });
+  return () => {
+    const taken = heapAfterMb;
+    heapAfterMb = [];
+    return taken;
+  };
+}
+
 async function main() {
   const mode = process.argv[2];
   const gcSummary = process.env.BENCH_GC === '1' ? observeGc() : undefined;
+  const majorGcs = observeMajorGcs();
   if (!process.send) throw new Error('server-child must be started with fork() (it reports over IPC)');
   let server: { url: string; close(): Promise<void> };
   if (mode === 'api') {
@@ -105,6 +129,8 @@ async function main() {
     if (message.type === 'mark') {
       // V8's profile timestamps and hrtime read the same monotonic clock, in µs here.
       send({ type: 'mark', name: message.name, hrtimeUs: Number(process.hrtime.bigint() / 1000n) });
+    } else if (message.type === 'majorGcs') {
+      send({ type: 'majorGcs', heapAfterMb: majorGcs() });
     } else if (message.type === 'stop') {
       if (gcSummary) console.error(gcSummary());
       server.close().finally(() => {
