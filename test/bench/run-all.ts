@@ -797,13 +797,14 @@ interface MemoryRun {
  * this one to grow to where it settles (docs/performance.md, "seventh session").
  */
 async function memoryRun(target: Target, server: ServerChild, seconds: number, warmupSeconds: number): Promise<MemoryRun> {
-  if (warmupSeconds > 0) await runSlice({ ...target, workspace: undefined }, warmupSeconds, new Tally('memory run warm-up'));
+  const load = { ...target, workspace: undefined };
+  if (warmupSeconds > 0) await runSlice(load, warmupSeconds, new Tally('memory run warm-up'));
   await server.majorGcs();
   const samples: number[] = [];
   const sampler = setInterval(() => samples.push(rssMb(server.pid)), 5_000);
   const tally = new Tally(`PostgreSQL+Redis, cache hit, ${seconds} s in one run`);
   try {
-    await runSlice({ ...target, workspace: undefined }, seconds, tally);
+    await runSlice(load, seconds, tally);
   } finally {
     clearInterval(sampler);
   }
@@ -992,9 +993,8 @@ function printCpuAndTargets(results: LoadResult[], memory: MemoryRun | undefined
     say(`growth, mean of the last third of the samples against the first third: ${(100 * growth).toFixed(1)}% (first sample to last: ${(100 * firstToLast).toFixed(1)}%)`);
     const heap = memory.heapAfterMajorGcs;
     // RSS keeps the heap's highest peak so far; what a leak grows is what each mark-compact leaves.
-    if (heap.length >= 2) {
-      say(`heap in use after each mark-compact (MB): ${heap.map((m) => m.toFixed(1)).join(', ')}; last against first: ${((100 * (heap.at(-1)! - heap[0]!)) / heap[0]!).toFixed(1)}%`);
-    } else say(`heap in use after each mark-compact (MB): ${heap.length === 0 ? 'no mark-compact in the run' : heap[0]!.toFixed(1)}`);
+    const change = heap.length >= 2 ? `; last against first: ${((100 * (heap.at(-1)! - heap[0]!)) / heap[0]!).toFixed(1)}%` : '';
+    say(`heap in use after each mark-compact (MB): ${heap.length === 0 ? 'no mark-compact in the run' : heap.map((m) => m.toFixed(1)).join(', ')}${change}`);
   }
 
   const t: Targets = {

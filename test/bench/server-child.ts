@@ -13,7 +13,7 @@
 //                           {type:'stop'}        (close cleanly, so --cpu-prof writes its file)
 // BENCH_GC=1: V8's garbage-collection pauses observed (perf_hooks) from start to stop, printed on
 // stop by kind (count, share of the time, p50, p99, max), with the heap spaces in use then.
-import { constants, PerformanceObserver } from 'node:perf_hooks';
+import { constants, type PerformanceEntry, PerformanceObserver } from 'node:perf_hooks';
 import { getHeapSpaceStatistics, getHeapStatistics } from 'node:v8';
 import Fastify from 'fastify';
 import { loadConfig } from '../../services/config/config';
@@ -43,13 +43,16 @@ const GC_KINDS: Record<number, string> = {
   [constants.NODE_PERFORMANCE_GC_WEAKCB]: 'weak callbacks',
 };
 
+/** A `gc` performance entry's kind (constants.NODE_PERFORMANCE_GC_*). */
+const gcKindOf = (entry: PerformanceEntry) => (entry as unknown as { detail: { kind: number } }).detail.kind;
+
 /** Records every GC pause of this process; returns the printer of their summary. */
 function observeGc(): () => string {
   const started = performance.now();
   const pauses = new Map<string, number[]>();
   const observer = new PerformanceObserver((list) => {
     for (const entry of list.getEntries()) {
-      const kind = GC_KINDS[(entry as unknown as { detail: { kind: number } }).detail.kind] ?? 'other';
+      const kind = GC_KINDS[gcKindOf(entry)] ?? 'other';
       const list = pauses.get(kind) ?? [];
       list.push(entry.duration);
       pauses.set(kind, list);
@@ -81,7 +84,7 @@ function observeMajorGcs(): () => number[] {
   let heapAfterMb: number[] = [];
   const observer = new PerformanceObserver((list) => {
     for (const entry of list.getEntries()) {
-      if ((entry as unknown as { detail: { kind: number } }).detail.kind !== constants.NODE_PERFORMANCE_GC_MAJOR) continue;
+      if (gcKindOf(entry) !== constants.NODE_PERFORMANCE_GC_MAJOR) continue;
       heapAfterMb.push(getHeapStatistics().used_heap_size / 1e6);
     }
   });
